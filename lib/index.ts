@@ -1,0 +1,13 @@
+/** The protocol library: usable without Node-RED. */
+export { IpcamError, type IpcamErrorCode } from './errors';
+export { DeviceClient, type DeviceResponse, type DeviceStream, type RequestOptions, type StreamOptions } from './transport/client';
+export type { DeviceOptions } from './transport/options';
+export type { AuthMode } from './transport/auth';
+export { buildCgiPath, parseKeyValues } from './cgi/codec';
+export { listParams, updateParams, addParamGroup, removeParamGroup } from './cgi/params';
+export { takeSnapshot, type Snapshot, type SnapshotRequest, type SnapshotSource } from './cgi/snapshot';
+export { parseXml, toTyped, buildDocument, xml, XML_NS, type XmlElement, type XmlValue } from './xml/codec';
+export { xmlCall } from './xml/call';
+export { getDeviceInfo, type XmlDeviceInfo } from './xml/device';
+export { identifyDevice, type DeviceIdentity } from './device-info';
+export { startSimulator, type Simulator, type SimulatorOptions } from './simulator';

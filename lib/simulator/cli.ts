@@ -1,0 +1,66 @@
+#!/usr/bin/env node
+import { startSimulator, type SimulatorOptions } from './index';
+
+const USAGE = `ipcam-simulator: a fake IP camera speaking the XML and CGI interfaces
+
+Usage: ipcam-simulator [--port 8080] [--host 127.0.0.1] [--user admin] [--password admin]
+                       [--auth any|basic|digest|none]
+Environment: IPCAM_SIM_PASSWORD sets the password without putting it on the command line.
+Control API: GET /_sim/state, GET /_sim/requests, POST /_sim/faults, DELETE /_sim/faults`;
+
+function parseArgs(argv: string[]): SimulatorOptions {
+  const options: SimulatorOptions = { port: 8080, password: process.env['IPCAM_SIM_PASSWORD'] ?? 'admin' };
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i];
+    const value = argv[i + 1];
+    if (flag === '--help' || flag === '-h') {
+      console.log(USAGE);
+      process.exit(0);
+    }
+    if (value === undefined) throw new Error(`${flag} needs a value`);
+    i++;
+    switch (flag) {
+      case '--port':
+        options.port = Number(value);
+        break;
+      case '--host':
+        options.host = value;
+        break;
+      case '--user':
+        options.username = value;
+        break;
+      case '--password':
+        options.password = value;
+        break;
+      case '--auth':
+        if (!['any', 'basic', 'digest', 'none'].includes(value)) throw new Error('--auth is any, basic, digest or none');
+        options.auth = value as SimulatorOptions['auth'];
+        break;
+      default:
+        throw new Error(`unknown option ${flag}`);
+    }
+  }
+  return options;
+}
+
+async function main(): Promise<void> {
+  let options: SimulatorOptions;
+  try {
+    options = parseArgs(process.argv.slice(2));
+  } catch (err) {
+    console.error(`${(err as Error).message}\n\n${USAGE}`);
+    process.exit(2);
+  }
+  const sim = await startSimulator(options);
+  console.log(`ipcam-simulator listening on ${sim.url} (user ${options.username ?? 'admin'}, auth ${options.auth ?? 'any'})`);
+  const stop = (): void => {
+    void sim.close().then(() => process.exit(0));
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
+void main().catch((err: unknown) => {
+  console.error(`ipcam-simulator: ${err instanceof Error ? err.message : String(err)}`);
+  process.exit(1);
+});

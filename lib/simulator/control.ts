@@ -1,0 +1,70 @@
+import type { Simulator } from './index';
+import type { Route, SimContext } from './context';
+import type { Fault } from './state';
+import { sendText } from './respond';
+
+const CONTROL_PREFIX = '/_sim/';
+const FAULT_KINDS = new Set<Fault['kind']>(['stall', 'drop', 'status', 'garbage', 'slow']);
+
+/**
+ * The control API (no authentication: it drives the simulator, it is not part of the device):
+ * `GET /_sim/state`, `GET /_sim/requests`, `POST /_sim/faults` (a Fault as JSON),
+ * `DELETE /_sim/faults`, `DELETE /_sim/requests`.
+ */
+export function controlRoute(ctx: SimContext, sim: Simulator): ReturnType<Route> {
+  if (!ctx.path.startsWith(CONTROL_PREFIX)) return false;
+  const what = `${ctx.method} ${ctx.path.slice(CONTROL_PREFIX.length)}`;
+  switch (what) {
+    case 'GET state':
+      return sendJson(ctx, 200, {
+        device: ctx.state.device,
+        params: Object.fromEntries(ctx.state.params),
+        requestCount: ctx.state.requestCount,
+        faults: ctx.state.faults,
+      });
+    case 'GET requests':
+      return sendJson(ctx, 200, ctx.state.requests);
+    case 'DELETE requests':
+      sim.resetRequests();
+      return sendJson(ctx, 200, { ok: true });
+    case 'POST faults': {
+      const fault = parseFault(ctx.body);
+      if (typeof fault === 'string') return sendJson(ctx, 400, { error: fault });
+      sim.inject(fault);
+      return sendJson(ctx, 200, { ok: true });
+    }
+    case 'DELETE faults':
+      sim.clearFaults();
+      return sendJson(ctx, 200, { ok: true });
+    default:
+      return sendJson(ctx, 404, { error: `unknown control call ${what}` });
+  }
+}
+
+function sendJson(ctx: SimContext, status: number, value: unknown): true {
+  sendText(ctx.res, status, JSON.stringify(value, null, 2), 'application/json');
+  return true;
+}
+
+function parseFault(body: Buffer): Fault | string {
+  let value: unknown;
+  try {
+    value = JSON.parse(body.toString('utf8'));
+  } catch {
+    return 'body is not JSON';
+  }
+  if (typeof value !== 'object' || value === null) return 'a fault is an object';
+  const f = value as Record<string, unknown>;
+  if (!FAULT_KINDS.has(f['kind'] as Fault['kind'])) return `kind must be one of ${[...FAULT_KINDS].join(', ')}`;
+  const fault: Fault = { kind: f['kind'] as Fault['kind'] };
+  for (const key of ['status', 'delay', 'times'] as const) {
+    if (f[key] === undefined) continue;
+    if (typeof f[key] !== 'number' || !Number.isInteger(f[key])) return `${key} must be a whole number`;
+    fault[key] = f[key];
+  }
+  if (f['path'] !== undefined) {
+    if (typeof f['path'] !== 'string') return 'path must be text';
+    fault.path = f['path'];
+  }
+  return fault;
+}

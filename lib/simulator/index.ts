@@ -1,0 +1,193 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import type { DigestAlgorithm } from '../transport/digest';
+import { paramRoute, snapshotRoute } from './cgi-routes';
+import type { Route, SimContext } from './context';
+import { controlRoute } from './control';
+import { sendText } from './respond';
+import { ServerAuth, type SimulatorAuth } from './server-auth';
+import { initialState, MAX_RECORDED, type Fault, type RecordedRequest, type SimulatorState } from './state';
+import { deviceInfoRoute } from './xml-routes';
+
+export type { Fault, RecordedRequest, SimulatorState, SimulatedDeviceInfo } from './state';
+export type { SimulatorAuth } from './server-auth';
+
+export interface SimulatorOptions {
+  /** TCP port (default 0: any free port). */
+  port?: number;
+  /** Address to bind (default 127.0.0.1). */
+  host?: string;
+  username?: string;
+  password?: string;
+  /** Accepted schemes (default `any`: Digest SHA-256, Digest MD5 and Basic are offered). */
+  auth?: SimulatorAuth;
+  realm?: string;
+  digestAlgorithms?: DigestAlgorithm[];
+  /** Digest nonce lifetime before `stale=true` (ms, default 5 minutes). */
+  nonceTtl?: number;
+}
+
+export interface Simulator {
+  /** Base URL, e.g. `http://127.0.0.1:38211`. */
+  url: string;
+  host: string;
+  port: number;
+  state: SimulatorState;
+  /** Adds a fault; it hits matching requests until spent or cleared. */
+  inject(fault: Fault): void;
+  clearFaults(): void;
+  /** Forgets the recorded requests (the total count too). */
+  resetRequests(): void;
+  close(): Promise<void>;
+}
+
+/** Order matters: the control API answers before authentication, device routes after it. */
+const DEVICE_ROUTES: Route[] = [deviceInfoRoute, snapshotRoute, paramRoute];
+
+export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
+  const state = initialState();
+  const auth = new ServerAuth({
+    mode: options.auth ?? 'any',
+    username: options.username ?? 'admin',
+    password: options.password ?? 'admin',
+    realm: options.realm ?? 'ipcam-simulator',
+    algorithms: options.digestAlgorithms ?? ['SHA-256', 'MD5'],
+    nonceTtl: options.nonceTtl ?? 5 * 60_000,
+  });
+  const sockets = new Set<Socket>();
+  const timers = new Set<NodeJS.Timeout>();
+
+  const server: Server = createServer((req, res) => {
+    void handle(req, res).catch((err: unknown) => {
+      if (!res.headersSent) sendText(res, 500, `Simulator error: ${err instanceof Error ? err.message : String(err)}`);
+      else res.destroy();
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const body = await readRequestBody(req);
+    const ctx = context(req, res, body, state);
+    if (await controlRoute(ctx, simulator)) return;
+
+    const verdict = auth.verify(req);
+    record(ctx, verdict.ok ? verdict.scheme : 'rejected');
+    if (applyFault(ctx)) return;
+    if (!verdict.ok) {
+      res.setHeader('www-authenticate', auth.challenges(verdict.stale));
+      sendText(res, 401, 'Unauthorized');
+      return;
+    }
+    for (const route of DEVICE_ROUTES) if (await route(ctx)) return;
+    sendText(res, 404, 'Not Found');
+  }
+
+  function record(ctx: SimContext, scheme: RecordedRequest['auth']): void {
+    state.requestCount += 1;
+    state.requests.push({
+      method: ctx.method,
+      path: ctx.path,
+      rawQuery: rawQueryOf(ctx.req.url ?? ''),
+      query: ctx.query,
+      headers: { ...ctx.req.headers },
+      body: ctx.body.toString('utf8'),
+      auth: scheme,
+      time: Date.now(),
+    });
+    if (state.requests.length > MAX_RECORDED) state.requests.splice(0, state.requests.length - MAX_RECORDED);
+  }
+
+  /** Plays the first matching fault; true when it took over the answer. */
+  function applyFault(ctx: SimContext): boolean {
+    const fault = state.faults.find((f) => ctx.path.startsWith(f.path ?? '/'));
+    if (!fault) return false;
+    if (fault.times !== undefined && --fault.times <= 0) state.faults.splice(state.faults.indexOf(fault), 1);
+    const { res } = ctx;
+    switch (fault.kind) {
+      case 'stall':
+        return true; // never answer; close() destroys the socket
+      case 'drop':
+        ctx.req.socket.destroy();
+        return true;
+      case 'garbage':
+        ctx.req.socket.end('\x00\x13garbage that is not HTTP\r\n\r\n');
+        return true;
+      case 'status':
+        if (fault.status === 401) res.setHeader('www-authenticate', auth.challenges(false));
+        sendText(res, fault.status ?? 503, 'Simulated failure');
+        return true;
+      case 'slow': {
+        const timer = setTimeout(() => {
+          timers.delete(timer);
+          void (async () => {
+            for (const route of DEVICE_ROUTES) if (await route(ctx)) return;
+            sendText(res, 404, 'Not Found');
+          })();
+        }, fault.delay ?? 1000);
+        timers.add(timer);
+        return true;
+      }
+    }
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+
+  const simulator: Simulator = {
+    url: `http://${host}:${address.port}`,
+    host: address.address,
+    port: address.port,
+    state,
+    inject: (fault) => state.faults.push({ ...fault }),
+    clearFaults: () => {
+      state.faults.length = 0;
+    },
+    resetRequests: () => {
+      state.requests.length = 0;
+      state.requestCount = 0;
+    },
+    close: async () => {
+      for (const timer of timers) clearTimeout(timer);
+      timers.clear();
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const socket of sockets) socket.destroy();
+      await closed;
+    },
+  };
+  return simulator;
+}
+
+function context(req: IncomingMessage, res: ServerResponse, body: Buffer, state: SimulatorState): SimContext {
+  // Recorders send an absolute URL in the request line; the base only matters for relative ones.
+  const url = new URL(req.url ?? '/', 'http://simulator');
+  return { req, res, method: req.method ?? 'GET', path: url.pathname, query: [...url.searchParams], body, state };
+}
+
+function rawQueryOf(url: string): string {
+  const q = url.indexOf('?');
+  return q < 0 ? '' : url.slice(q + 1);
+}
+
+const MAX_REQUEST_BODY = 64 * 1024 * 1024;
+
+async function readRequestBody(req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_REQUEST_BODY) throw new Error('request body too large');
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}

@@ -1,0 +1,89 @@
+/** The in-memory device the simulator plays. Tests and the control API read and change it. */
+export interface SimulatedDeviceInfo {
+  deviceName: string;
+  model: string;
+  brand: string;
+  firmwareVersion: string;
+  hardwareVersion: string;
+  mac: string;
+  sn: string;
+}
+
+export interface RecordedRequest {
+  method: string;
+  /** Path without the query. */
+  path: string;
+  /** The raw query string as received (still percent-encoded), without `?`. */
+  rawQuery: string;
+  /** Decoded query pairs in order, repeated keys kept. */
+  query: Array<[string, string]>;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+  /** Scheme the request was accepted with, or `rejected`. */
+  auth: 'none' | 'basic' | 'digest' | 'rejected';
+  /** When the request reached the simulator (ms since epoch). */
+  time: number;
+}
+
+/** A fault the simulator injects into requests whose path starts with `path` (default: all). */
+export interface Fault {
+  kind: 'stall' | 'drop' | 'status' | 'garbage' | 'slow';
+  /** For `status`: the HTTP status to answer (401 comes with a real challenge). */
+  status?: number;
+  /** For `slow`: delay before answering (ms). */
+  delay?: number;
+  path?: string;
+  /** How many requests it hits before it is spent (default: until cleared). */
+  times?: number;
+}
+
+export interface SimulatorState {
+  device: SimulatedDeviceInfo;
+  /** Device parameters by name without `root.`, e.g. `Image.I0.Appearance.Resolution`. */
+  params: Map<string, string>;
+  /** The most recent requests (at most `MAX_RECORDED`), oldest first. */
+  requests: RecordedRequest[];
+  /** Every request received since start, including those no longer in `requests`. */
+  requestCount: number;
+  faults: Fault[];
+}
+
+export const MAX_RECORDED = 1000;
+
+export function initialState(): SimulatorState {
+  const device: SimulatedDeviceInfo = {
+    deviceName: 'Simulated IPC',
+    model: 'SIM-IPC-2MP',
+    brand: 'ipcam-simulator',
+    firmwareVersion: '5.1.2.0-sim',
+    hardwareVersion: 'V1.0',
+    mac: '58:5b:69:00:00:01',
+    sn: 'SIM0000000001',
+  };
+  const params = new Map<string, string>([
+    ['Brand.Brand', device.brand],
+    ['Brand.ProdFullName', device.model],
+    ['Brand.ProdShortName', device.model],
+    ['Brand.ProdNbr', device.deviceName],
+    ['Properties.Firmware.Version', device.firmwareVersion],
+    ['Properties.System.SerialNumber', device.sn],
+    ['Properties.API.HTTP.Version', '3'],
+    ['Network.eth0.MACAddress', device.mac],
+    ['Network.eth0.IPAddress', '127.0.0.1'],
+    ['Network.HostName', 'ipcam-sim'],
+    ['Image.I0.Appearance.Resolution', '640x360'],
+    ['Image.I0.Appearance.Compression', '30'],
+    ['Image.I0.Text.String', ''],
+    ['Motion.M0.Name', 'Door'],
+    ['Motion.M0.Sensitivity', '80'],
+    ['Motion.M0.Threshold', '40'],
+    ['Motion.M1.Name', 'Gate'],
+    ['Motion.M1.Sensitivity', '70'],
+    ['Motion.M1.Threshold', '50'],
+    ['IOPort.I0.Input.Name', 'Input 1'],
+    ['IOPort.I1.Input.Name', 'Input 2'],
+    ['IOPort.O0.Output.Name', 'Relay 1'],
+    ['IOPort.O1.Output.Name', 'Relay 2'],
+  ]);
+  return { device, params, requests: [], requestCount: 0, faults: [] };
+}

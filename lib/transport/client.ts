@@ -1,0 +1,203 @@
+import type { Readable } from 'node:stream';
+import { Client, Pool, type Dispatcher } from 'undici';
+import { IpcamError } from '../errors';
+import { DeviceAuth, type AuthTicket } from './auth';
+import { transportError } from './transport-error';
+import { resolveDeviceOptions, type DeviceOptions, type ResolvedDeviceOptions } from './options';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
+
+export interface RequestOptions {
+  method?: HttpMethod;
+  /** Request target: path and query, already encoded (build it with lib/cgi or lib/xml). */
+  path: string;
+  body?: string | Buffer;
+  contentType?: string;
+  headers?: Record<string, string>;
+  signal?: AbortSignal;
+  /** Overrides the device timeout for this call (ms). */
+  timeout?: number;
+  /** Largest body accepted (default 32 MiB); a larger one is `EPARSE`. */
+  maxBytes?: number;
+  /** Return non-2xx answers instead of throwing `EHTTP` (the XML interface sends error documents with 400). */
+  allowHttpError?: boolean;
+}
+
+export interface DeviceResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  contentType: string;
+  body: Buffer;
+}
+
+export interface StreamOptions {
+  path: string;
+  signal?: AbortSignal;
+  /** Longest silence on the body before the stream is treated as stalled (ms, default 30000). */
+  stallTimeout?: number;
+}
+
+/** A long-lived response on a connection of its own; `close()` releases the socket at once. */
+export interface DeviceStream {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  contentType: string;
+  body: Readable;
+  close(): Promise<void>;
+}
+
+const DEFAULT_MAX_BYTES = 32 * 1024 * 1024;
+const KEEP_ALIVE_MS = 30_000;
+
+/**
+ * The HTTP client of one device: a keep-alive pool for request/response calls, a dedicated
+ * connection per stream, the device's authentication and the mapping of every failure to an
+ * `IpcamError`.
+ */
+export class DeviceClient {
+  readonly options: ResolvedDeviceOptions;
+  private readonly auth: DeviceAuth;
+  private readonly pool: Pool;
+  private readonly streams = new Set<Client>();
+  private closed = false;
+
+  constructor(options: DeviceOptions) {
+    this.options = resolveDeviceOptions(options);
+    this.auth = new DeviceAuth(this.options.auth, { username: this.options.username, password: this.options.password });
+    this.pool = new Pool(this.options.origin, {
+      ...this.dispatcherOptions(),
+      connections: this.options.connections,
+      keepAliveTimeout: KEEP_ALIVE_MS,
+    });
+  }
+
+  /** A short label for logs and messages: never holds credentials. */
+  get label(): string {
+    return this.options.origin;
+  }
+
+  async request(opts: RequestOptions): Promise<DeviceResponse> {
+    this.assertOpen();
+    const method = opts.method ?? 'GET';
+    const timeout = opts.timeout ?? this.options.timeout;
+    const headers: Record<string, string> = { ...opts.headers };
+    if (opts.contentType) headers['content-type'] = opts.contentType;
+    try {
+      const res = await this.exchange(this.pool, {
+        method,
+        path: opts.path,
+        headers,
+        body: opts.body ?? null,
+        signal: opts.signal ?? null,
+        headersTimeout: timeout,
+        bodyTimeout: timeout,
+      });
+      const body = await readBody(res.body, opts.maxBytes ?? DEFAULT_MAX_BYTES, this.describe(method, opts.path));
+      const response: DeviceResponse = { status: res.statusCode, headers: res.headers, contentType: contentTypeOf(res.headers), body };
+      if (!opts.allowHttpError) assertOk(response, this.describe(method, opts.path));
+      return response;
+    } catch (err) {
+      throw this.toIpcamError(err, method, opts.path);
+    }
+  }
+
+  /** Opens a never-ending response (multipart streams) on its own connection. */
+  async openStream(opts: StreamOptions): Promise<DeviceStream> {
+    this.assertOpen();
+    const client = new Client(this.options.origin, {
+      ...this.dispatcherOptions(),
+      bodyTimeout: opts.stallTimeout ?? 30_000,
+      pipelining: 1,
+    });
+    this.streams.add(client);
+    const close = async (): Promise<void> => {
+      if (!this.streams.delete(client)) return;
+      await client.destroy().catch(() => undefined);
+    };
+    try {
+      const res = await this.exchange(client, { method: 'GET', path: opts.path, headers: {}, body: null, signal: opts.signal ?? null });
+      const response = { status: res.statusCode, headers: res.headers, contentType: contentTypeOf(res.headers) };
+      if (res.statusCode < 200 || res.statusCode >= 300) {
+        await res.body.dump().catch(() => undefined);
+        assertOk({ ...response, body: Buffer.alloc(0) }, this.describe('GET', opts.path));
+      }
+      return { ...response, body: res.body, close };
+    } catch (err) {
+      await close();
+      throw this.toIpcamError(err, 'GET', opts.path);
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const streams = [...this.streams];
+    this.streams.clear();
+    await Promise.all([this.pool.destroy(), ...streams.map((c) => c.destroy())].map((p) => p.catch(() => undefined)));
+  }
+
+  /** Sends the request, answering authentication challenges; each retry must bring something new. */
+  private async exchange(dispatcher: Dispatcher, req: Dispatcher.RequestOptions & { headers: Record<string, string> }): Promise<Dispatcher.ResponseData> {
+    for (let attempt = 1; ; attempt++) {
+      const { header, ticket } = this.auth.authorize(req.method, req.path);
+      const headers = header === undefined ? req.headers : { ...req.headers, authorization: header };
+      const res = await dispatcher.request({ ...req, headers });
+      if (res.statusCode !== 401) return res;
+      await res.body.dump().catch(() => undefined);
+      this.learn(res.headers['www-authenticate'], ticket, attempt);
+    }
+  }
+
+  private learn(wwwAuthenticate: string | string[] | undefined, ticket: AuthTicket, attempt: number): void {
+    // At most: no credentials -> challenge answered -> one stale-nonce renewal.
+    if (attempt >= 3) throw new IpcamError('EAUTH', 'The device keeps refusing the credentials', { status: 401 });
+    this.auth.challenged(wwwAuthenticate, ticket);
+  }
+
+  private dispatcherOptions(): Pool.Options {
+    const connect: Record<string, unknown> = { timeout: this.options.timeout };
+    if (this.options.protocol === 'https') {
+      connect['rejectUnauthorized'] = this.options.tlsVerify;
+      if (this.options.ca !== undefined) connect['ca'] = this.options.ca;
+      connect['servername'] = this.options.host;
+    }
+    return { connect, headersTimeout: this.options.timeout, bodyTimeout: this.options.timeout };
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new IpcamError('ECONN', `The connection to ${this.label} is closed`);
+  }
+
+  private describe(method: string, path: string): string {
+    return `${method} ${path.split('?')[0]}`;
+  }
+
+  private toIpcamError(err: unknown, method: string, path: string): IpcamError {
+    return transportError(err, { target: `${this.label} (${this.describe(method, path)})`, secrets: [this.options.password] });
+  }
+}
+
+function contentTypeOf(headers: Record<string, string | string[] | undefined>): string {
+  const value = headers['content-type'];
+  return (Array.isArray(value) ? value[0] : value) ?? '';
+}
+
+async function readBody(body: Dispatcher.ResponseData['body'], maxBytes: number, what: string): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    const buf = chunk as Buffer;
+    size += buf.length;
+    if (size > maxBytes) {
+      body.destroy();
+      throw new IpcamError('EPARSE', `The answer to ${what} is larger than ${maxBytes} bytes`);
+    }
+    chunks.push(buf);
+  }
+  return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size);
+}
+
+function assertOk(res: DeviceResponse, what: string): void {
+  if (res.status >= 200 && res.status < 300) return;
+  throw new IpcamError('EHTTP', `The device answered HTTP ${res.status} to ${what}`, { status: res.status });
+}

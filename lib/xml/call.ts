@@ -1,0 +1,44 @@
+import { IpcamError } from '../errors';
+import type { DeviceClient } from '../transport/client';
+import { parseXml, type XmlElement } from './codec';
+import { failureOf } from './device-errors';
+
+export interface XmlCall {
+  /** Operation path, e.g. `/GetDeviceInfo` or `/PtzControl/2/Left`. */
+  path: string;
+  method?: 'GET' | 'POST';
+  /** Request document (see `buildDocument`). */
+  body?: string;
+  signal?: AbortSignal;
+}
+
+/**
+ * One XML-interface exchange: sends the document, reads the answer whatever the HTTP status,
+ * and turns a failure document into `EDEVICE`.
+ */
+export async function xmlCall(client: DeviceClient, call: XmlCall): Promise<XmlElement> {
+  const res = await client.request({
+    method: call.method ?? 'POST',
+    path: call.path,
+    ...(call.body !== undefined && { body: call.body, contentType: 'application/xml; charset=utf-8' }),
+    ...(call.signal && { signal: call.signal }),
+    allowHttpError: true,
+  });
+  const ok = res.status >= 200 && res.status < 300;
+  const looksXml = /^\s*(\uFEFF)?</.test(res.body.subarray(0, 64).toString('utf8'));
+  if (!looksXml) {
+    if (!ok) throw new IpcamError('EHTTP', `The device answered HTTP ${res.status} to ${call.path}`, { status: res.status });
+    throw new IpcamError('EPARSE', `The answer to ${call.path} is not XML`);
+  }
+  let root: XmlElement;
+  try {
+    root = parseXml(res.body);
+  } catch (err) {
+    if (!ok) throw new IpcamError('EHTTP', `The device answered HTTP ${res.status} to ${call.path}`, { status: res.status });
+    throw err;
+  }
+  const failure = failureOf(root, res.status);
+  if (failure) throw failure;
+  if (!ok) throw new IpcamError('EHTTP', `The device answered HTTP ${res.status} to ${call.path}`, { status: res.status });
+  return root;
+}

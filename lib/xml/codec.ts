@@ -1,0 +1,191 @@
+import { XMLBuilder, XMLParser } from 'fast-xml-parser';
+import { IpcamError } from '../errors';
+
+/** Namespace of every document of the XML interface (field notes: the same on all firmware seen). */
+export const XML_NS = 'http://www.ipc.com/ver10';
+
+/** A parsed element: attributes, child elements in document order, and its text (CDATA included). */
+export interface XmlElement {
+  name: string;
+  attrs: Record<string, string>;
+  children: XmlElement[];
+  text: string;
+}
+
+/** Typed JS of an answer: numbers and booleans per `type`, lists as arrays, objects for blocks. */
+export type XmlValue = string | number | boolean | XmlValue[] | { [name: string]: XmlValue };
+
+/** What a request document is built from; see the `xml` helpers below. */
+export interface XmlNode {
+  name: string;
+  attrs?: Record<string, string | number>;
+  children?: XmlNode[];
+  /** Escaped text content. */
+  text?: string;
+  /** CDATA content; stays correct when it contains `]]>`. */
+  cdata?: string;
+}
+
+const TEXT = '#text';
+const CDATA = '#cdata';
+const ATTRS = ':@';
+
+const parser = new XMLParser({
+  preserveOrder: true,
+  ignoreAttributes: false,
+  attributeNamePrefix: '',
+  parseTagValue: false,
+  parseAttributeValue: false,
+  trimValues: false,
+  cdataPropName: CDATA,
+  processEntities: true,
+  htmlEntities: false,
+  ignoreDeclaration: true,
+  ignorePiTags: true,
+  commentPropName: false,
+});
+
+const builder = new XMLBuilder({
+  preserveOrder: true,
+  ignoreAttributes: false,
+  attributeNamePrefix: '',
+  cdataPropName: CDATA,
+  suppressEmptyNode: true,
+  processEntities: true,
+});
+
+type OrderedNode = Record<string, unknown>;
+
+/** Parses a device answer to its root element. No DTD, no entities beyond the five of XML. */
+export function parseXml(input: string | Buffer): XmlElement {
+  const text = (typeof input === 'string' ? input : input.toString('utf8')).replace(/^\uFEFF/, '');
+  if (/<!DOCTYPE|<!ENTITY/i.test(text)) throw new IpcamError('EPARSE', 'The answer carries a DTD, which is refused');
+  let nodes: OrderedNode[];
+  try {
+    nodes = parser.parse(text) as OrderedNode[];
+  } catch (err) {
+    throw new IpcamError('EPARSE', `The answer is not well-formed XML: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  const root = nodes.map(toElement).find((el): el is XmlElement => el !== undefined);
+  if (!root) throw new IpcamError('EPARSE', 'The answer holds no XML element');
+  return root;
+}
+
+function toElement(node: OrderedNode): XmlElement | undefined {
+  const name = Object.keys(node).find((key) => key !== ATTRS && key !== TEXT && key !== CDATA);
+  if (name === undefined) return undefined;
+  const element: XmlElement = { name, attrs: { ...(node[ATTRS] as Record<string, string> | undefined) }, children: [], text: '' };
+  let text = '';
+  for (const part of node[name] as OrderedNode[]) {
+    if (TEXT in part) text += String(part[TEXT]);
+    else if (CDATA in part) text += (part[CDATA] as OrderedNode[]).map((t) => String(t[TEXT] ?? '')).join('');
+    else {
+      const child = toElement(part);
+      if (child) element.children.push(child);
+    }
+  }
+  // Field notes: CDATA may be wrapped in whitespace and newlines.
+  element.text = text.trim();
+  return element;
+}
+
+/** First child element of that name. */
+export function child(el: XmlElement | undefined, name: string): XmlElement | undefined {
+  return el?.children.find((c) => c.name === name);
+}
+
+/** Follows a path of child names, e.g. `path(root, 'vehicle', 'dedupMode')`. */
+export function path(el: XmlElement | undefined, ...names: string[]): XmlElement | undefined {
+  return names.reduce<XmlElement | undefined>((at, name) => child(at, name), el);
+}
+
+/** Entries of a list element (`item` children), always an array. */
+export function items(list: XmlElement | undefined): XmlElement[] {
+  return list ? list.children.filter((c) => c.name === 'item') : [];
+}
+
+const INTEGER_TYPE = /^t?u?int(8|16|32|64)?$|^integer$|^long$/i;
+
+/** The element as typed JS: `type` decides numbers and booleans; lists become arrays. */
+export function toTyped(el: XmlElement): XmlValue {
+  const type = el.attrs['type'] ?? '';
+  if (type === 'list') return items(el).map(toTyped);
+  if (el.children.length === 0) return typedLeaf(type, el.text);
+  const counts = new Map<string, number>();
+  for (const c of el.children) counts.set(c.name, (counts.get(c.name) ?? 0) + 1);
+  const out: Record<string, XmlValue> = {};
+  for (const c of el.children) {
+    const value = toTyped(c);
+    if ((counts.get(c.name) ?? 0) === 1) out[c.name] = value;
+    else ((out[c.name] ??= []) as XmlValue[]).push(value);
+  }
+  return out;
+}
+
+function typedLeaf(type: string, text: string): XmlValue {
+  if (type === 'boolean') {
+    if (text === 'true') return true;
+    if (text === 'false') return false;
+    return text;
+  }
+  if (INTEGER_TYPE.test(type) && /^-?\d+$/.test(text)) {
+    const n = Number(text);
+    return Number.isSafeInteger(n) ? n : text;
+  }
+  if (/^(float|double)$/i.test(type) && text !== '' && Number.isFinite(Number(text))) return Number(text);
+  return text;
+}
+
+/** Builders for request documents. Strings go in CDATA with `type="string"`, as the spec asks. */
+export const xml = {
+  el(name: string, children: XmlNode[] = [], attrs?: Record<string, string | number>): XmlNode {
+    return { name, children, ...(attrs && { attrs }) };
+  },
+  str(name: string, value: string): XmlNode {
+    return { name, attrs: { type: 'string' }, cdata: value };
+  },
+  uint(name: string, value: number): XmlNode {
+    return { name, attrs: { type: 'uint32' }, text: String(value) };
+  },
+  uint8(name: string, value: number): XmlNode {
+    return { name, attrs: { type: 'uint8' }, text: String(value) };
+  },
+  bool(name: string, value: boolean): XmlNode {
+    return { name, attrs: { type: 'boolean' }, text: value ? 'true' : 'false' };
+  },
+  /** Element with plain text and an optional type (enumerations, untyped fields). */
+  text(name: string, value: string, type?: string): XmlNode {
+    return { name, text: value, ...(type !== undefined && { attrs: { type } }) };
+  },
+  list(name: string, entries: XmlNode[][], maxCount?: number): XmlNode {
+    const attrs: Record<string, string | number> = { type: 'list', count: entries.length };
+    if (maxCount !== undefined) attrs['maxCount'] = maxCount;
+    return { name, attrs, children: entries.map((entry) => ({ name: 'item', children: entry })) };
+  },
+};
+
+/** A whole request: `<?xml?>` and the root with `version` and the namespace. */
+export function buildDocument(version: string, children: XmlNode[], rootName = 'config'): string {
+  return buildXml({ name: rootName, attrs: { version, xmlns: XML_NS }, children });
+}
+
+export function buildXml(root: XmlNode): string {
+  return '<?xml version="1.0" encoding="UTF-8"?>\n' + (builder.build([toOrdered(root)]) as string);
+}
+
+function toOrdered(node: XmlNode): OrderedNode {
+  const content: OrderedNode[] = [];
+  if (node.text !== undefined) content.push({ [TEXT]: node.text });
+  if (node.cdata !== undefined) content.push(...cdataSections(node.cdata));
+  for (const c of node.children ?? []) content.push(toOrdered(c));
+  const out: OrderedNode = { [node.name]: content };
+  if (node.attrs) out[ATTRS] = Object.fromEntries(Object.entries(node.attrs).map(([k, v]) => [k, String(v)]));
+  return out;
+}
+
+/** `]]>` cannot appear inside one CDATA section: split it across two (`]]` | `>`). */
+function cdataSections(text: string): OrderedNode[] {
+  const pieces = text.split(']]>');
+  const sections = pieces.map((piece, i) => (i < pieces.length - 1 ? piece + ']]' : piece)).map((piece, i) => (i > 0 ? '>' + piece : piece));
+  return sections.map((piece) => ({ [CDATA]: [{ [TEXT]: piece }] }));
+}
