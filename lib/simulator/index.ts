@@ -1,4 +1,5 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type { DigestAlgorithm } from '../transport/digest';
 import { paramRoute, snapshotRoute } from './cgi-routes';
@@ -25,6 +26,8 @@ export interface SimulatorOptions {
   digestAlgorithms?: DigestAlgorithm[];
   /** Digest nonce lifetime before `stale=true` (ms, default 5 minutes). */
   nonceTtl?: number;
+  /** Serve HTTPS with this PEM key and certificate instead of HTTP. */
+  tls?: { key: string; cert: string };
 }
 
 export interface Simulator {
@@ -57,14 +60,15 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const sockets = new Set<Socket>();
   const timers = new Set<NodeJS.Timeout>();
 
-  const server: Server = createServer((req, res) => {
+  const listener: RequestListener = (req, res) => {
     void handle(req, res).catch((err: unknown) => {
       if (!res.headersSent) sendText(res, 500, `Simulator error: ${err instanceof Error ? err.message : String(err)}`);
       else res.destroy();
     });
-  });
+  };
+  const server: Server = options.tls ? createHttpsServer({ key: options.tls.key, cert: options.tls.cert }, listener) : createHttpServer(listener);
   server.keepAliveTimeout = 60_000;
-  server.on('connection', (socket) => {
+  server.on('connection', (socket: Socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
   });
@@ -145,7 +149,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
 
   const simulator: Simulator = {
-    url: `http://${host}:${address.port}`,
+    url: `${options.tls ? 'https' : 'http'}://${host}:${address.port}`,
     host: address.address,
     port: address.port,
     state,

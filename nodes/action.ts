@@ -1,0 +1,81 @@
+import { IpcamError } from '../lib/errors';
+import type { DeviceClient } from '../lib/transport/client';
+import type { DeviceConfigNode } from './device-config';
+import type { Node, NodeAPI, NodeMessage, NodeStatus } from './red';
+
+/**
+ * The input handling every action node shares: resolve the device, run the operation, map the
+ * outcome to msg, status and a Catch-able error. In-flight requests are aborted on close.
+ */
+export function handleInput(
+  RED: NodeAPI,
+  node: Node,
+  deviceId: string | undefined,
+  run: (msg: NodeMessage, client: DeviceClient, signal: AbortSignal) => Promise<NodeStatus>,
+): void {
+  const inFlight = new Set<AbortController>();
+  let closing = false;
+
+  node.on('input', (msg, send, done) => {
+    const controller = new AbortController();
+    inFlight.add(controller);
+    void (async () => {
+      try {
+        const client = deviceOf(RED, deviceId).getClient();
+        node.status({ fill: 'yellow', shape: 'ring', text: 'requesting' });
+        const status = await run(msg, client, controller.signal);
+        node.status(status);
+        send(msg);
+        done();
+      } catch (err) {
+        if (closing) return done();
+        const error = err instanceof IpcamError ? err : new IpcamError('EPARSE', err instanceof Error ? err.message : String(err));
+        msg['error'] = error.toJSON();
+        node.status({ fill: 'red', shape: 'ring', text: shortReason(error) });
+        done(error);
+      } finally {
+        inFlight.delete(controller);
+      }
+    })();
+  });
+
+  node.on('close', (_removed, done) => {
+    closing = true;
+    for (const controller of inFlight) controller.abort();
+    inFlight.clear();
+    node.status({});
+    done();
+  });
+}
+
+function deviceOf(RED: NodeAPI, id: string | undefined): DeviceConfigNode {
+  const device = id ? (RED.nodes.getNode(id) as DeviceConfigNode | null) : null;
+  if (!device || typeof device.getClient !== 'function') throw new IpcamError('EINPUT', 'No device configured: choose an ipcam-device in the node settings');
+  return device;
+}
+
+/** Status texts stay under 20 characters. */
+export function shortReason(err: IpcamError): string {
+  switch (err.code) {
+    case 'EINPUT':
+      return 'invalid input';
+    case 'EAUTH':
+      return 'auth failed';
+    case 'ETIMEOUT':
+      return 'timeout';
+    case 'ECONN':
+      return 'unreachable';
+    case 'EHTTP':
+      return `HTTP ${err.status ?? 'error'}`;
+    case 'EDEVICE':
+      return `device error ${err.deviceCode ?? ''}`.trim();
+    case 'EPARSE':
+      return 'bad answer';
+  }
+}
+
+/** A plain object payload (overrides of the settings), or undefined for anything else. */
+export function payloadObject(msg: NodeMessage): Record<string, unknown> | undefined {
+  const p = msg.payload;
+  return typeof p === 'object' && p !== null && !Array.isArray(p) && !Buffer.isBuffer(p) ? (p as Record<string, unknown>) : undefined;
+}

@@ -1,0 +1,13 @@
+import type { DeviceClient } from '../lib/transport/client';
+import type { Node } from './red';
+
+export interface DeviceCredentials {
+  username: string;
+  password: string;
+}
+
+/** What action and stream nodes get from their `device` setting. */
+export interface DeviceConfigNode extends Node<DeviceCredentials> {
+  /** The device's client; throws the `EINPUT` error of a bad setting (nothing is sent then). */
+  getClient(): DeviceClient;
+}

@@ -1,0 +1,90 @@
+import { DeviceClient } from '../lib/transport/client';
+import type { DeviceOptions } from '../lib/transport/options';
+import { identifyDevice } from '../lib/device-info';
+import { IpcamError } from '../lib/errors';
+import type { DeviceConfigNode, DeviceCredentials } from './device-config';
+import type { AdminRequest, AdminResponse, NodeAPI, NodeDef } from './red';
+
+interface DeviceDef extends NodeDef {
+  host?: string;
+  port?: string | number;
+  protocol?: string;
+  auth?: string;
+  tlsVerify?: boolean | string;
+  timeout?: string | number;
+  ca?: string;
+}
+
+/** The editor sends this instead of a password it has not changed. */
+const UNCHANGED_PASSWORD = '__PWRD__';
+
+/** Editor settings (strings, blanks) to lib options; lib does the validation. */
+function toDeviceOptions(def: DeviceDef, credentials: Partial<DeviceCredentials> | undefined): DeviceOptions {
+  const options: DeviceOptions = {
+    host: def.host ?? '',
+    protocol: (def.protocol || 'http') as DeviceOptions['protocol'],
+    auth: (def.auth as DeviceOptions['auth']) || 'auto',
+    tlsVerify: def.tlsVerify !== false && def.tlsVerify !== 'false',
+    username: credentials?.username ?? '',
+    password: credentials?.password ?? '',
+  };
+  const port = blankToUndefined(def.port);
+  if (port !== undefined) options.port = Number(port);
+  const timeout = blankToUndefined(def.timeout);
+  if (timeout !== undefined) options.timeout = Number(timeout);
+  if (def.ca) options.ca = def.ca;
+  return options;
+}
+
+function blankToUndefined(value: string | number | undefined): string | number | undefined {
+  return value === undefined || (typeof value === 'string' && value.trim() === '') ? undefined : value;
+}
+
+export = function register(RED: NodeAPI): void {
+  function IpcamDeviceNode(this: DeviceConfigNode, def: DeviceDef): void {
+    RED.nodes.createNode(this, def);
+    let client: DeviceClient | undefined;
+    let configError: IpcamError | undefined;
+    try {
+      client = new DeviceClient(toDeviceOptions(def, this.credentials));
+    } catch (err) {
+      configError = err instanceof IpcamError ? err : new IpcamError('EINPUT', String(err));
+      this.warn(`Device settings: ${configError.message}`);
+    }
+    this.getClient = () => {
+      if (!client) throw configError as IpcamError;
+      return client;
+    };
+    this.on('close', (_removed, done) => {
+      void (client ? client.close() : Promise.resolve()).finally(done);
+    });
+  }
+
+  RED.nodes.registerType('ipcam-device', IpcamDeviceNode as (this: never, def: never) => void, {
+    credentials: { username: { type: 'text' }, password: { type: 'password' } },
+  });
+
+  // "Test connection" in the editor: tries the settings as they stand in the dialog.
+  RED.httpAdmin.post('/ipcam-device/test', RED.auth.needsPermission('ipcam-device.write'), (req: AdminRequest, res: AdminResponse) => {
+    void testConnection(RED, req.body).then((answer) => res.json(answer));
+  });
+};
+
+type TestAnswer = { ok: true; identity: object } | { ok: false; error: { code: string; message: string } };
+
+async function testConnection(RED: NodeAPI, body: unknown): Promise<TestAnswer> {
+  const form = (typeof body === 'object' && body !== null ? body : {}) as DeviceDef & Partial<DeviceCredentials> & { id?: string };
+  const stored = typeof form.id === 'string' ? RED.nodes.getCredentials(form.id) : undefined;
+  const password = form.password === UNCHANGED_PASSWORD || form.password === undefined ? (stored?.['password'] ?? '') : form.password;
+  const username = form.username ?? stored?.['username'] ?? '';
+  let client: DeviceClient | undefined;
+  try {
+    client = new DeviceClient(toDeviceOptions(form, { username, password }));
+    return { ok: true, identity: await identifyDevice(client) };
+  } catch (err) {
+    const e = err instanceof IpcamError ? err : new IpcamError('ECONN', 'Test failed');
+    return { ok: false, error: { code: e.code, message: e.message } };
+  } finally {
+    await client?.close();
+  }
+}

@@ -1,0 +1,38 @@
+import { inputError } from '../lib/errors';
+import { takeSnapshot, type SnapshotSource } from '../lib/cgi/snapshot';
+import type { CgiValue } from '../lib/cgi/codec';
+import { handleInput, payloadObject } from './action';
+import type { Node, NodeAPI, NodeDef, NodeMessage } from './red';
+
+interface SnapshotDef extends NodeDef {
+  device?: string;
+  source?: string;
+  format?: string;
+}
+
+type OutputFormat = 'buffer' | 'base64' | 'dataurl';
+const FORMATS: readonly string[] = ['buffer', 'base64', 'dataurl'];
+
+function formatImage(image: Buffer, contentType: string, format: OutputFormat): Buffer | string {
+  if (format === 'buffer') return image;
+  const base64 = image.toString('base64');
+  return format === 'base64' ? base64 : `data:${contentType};base64,${base64}`;
+}
+
+export = function register(RED: NodeAPI): void {
+  function IpcamSnapshotNode(this: Node, def: SnapshotDef): void {
+    RED.nodes.createNode(this, def);
+    handleInput(RED, this, def.device, async (msg: NodeMessage, client, signal) => {
+      const format = (def.format || 'buffer') as OutputFormat;
+      if (!FORMATS.includes(format)) throw inputError(`Unknown output format "${format}": use buffer, base64 or dataurl`);
+      const override = payloadObject(msg) ?? {};
+      const source = (override['source'] ?? (def.source || 'jpg')) as SnapshotSource;
+      const params = override['params'] as Record<string, CgiValue> | undefined;
+      const snapshot = await takeSnapshot(client, { source, params, signal });
+      msg.payload = formatImage(snapshot.image, snapshot.contentType, format);
+      msg['contentType'] = snapshot.contentType;
+      return { fill: 'green', shape: 'dot', text: `${(snapshot.image.length / 1024).toFixed(1)} kB` };
+    });
+  }
+  RED.nodes.registerType('ipcam-snapshot', IpcamSnapshotNode as (this: never, def: never) => void);
+};
