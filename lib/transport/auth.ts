@@ -166,7 +166,6 @@ function usernameParam(username: string, d: DigestState): string {
   if (d.userhash) {
     return `username=${quote(digestHash(d.algorithm, `${username}:${d.realm}`))}`;
   }
-  // eslint-disable-next-line no-control-regex
   if (/^[\x20-\x7e]*$/.test(username)) return `username=${quote(username)}`;
   return `username*=UTF-8''${encodeURIComponent(username)}`;
 }

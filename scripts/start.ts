@@ -1,0 +1,156 @@
+/**
+ * `npm start`: the demo. Starts the simulator and a Node-RED bound to 127.0.0.1 with a throwaway
+ * user dir, this package installed into it and the example flows wired to the simulator.
+ * Ctrl-C stops both and removes the user dir.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { startSimulator, type Simulator } from '../lib/simulator';
+
+const ROOT = resolve(__dirname, '..', '..');
+const PACKAGE = 'node-red-contrib-ipcam';
+const DEMO_USER = 'admin';
+const DEMO_PASSWORD = 'admin';
+
+interface FlowNode {
+  id: string;
+  type: string;
+  [key: string]: unknown;
+}
+
+export interface DemoOptions {
+  uiPort: number;
+  simPort: number;
+  /** Node-RED's output: inherit it (the demo) or drop it (tests). */
+  quiet?: boolean;
+}
+
+export interface Demo {
+  url: string;
+  simulator: Simulator;
+  userDir: string;
+  /** Resolves when Node-RED answers HTTP. */
+  ready: Promise<void>;
+  /** Resolves when the Node-RED process has ended, for whatever reason. */
+  exited: Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Example flows with every `ipcam-device` pointed at the simulator; credentials beside them. */
+function demoFlows(simPort: number): { flows: FlowNode[]; credentials: Record<string, { username: string; password: string }> } {
+  const flows: FlowNode[] = [];
+  const credentials: Record<string, { username: string; password: string }> = {};
+  for (const file of readdirSync(join(ROOT, 'examples')).filter((f) => f.endsWith('.json')).sort()) {
+    for (const node of JSON.parse(readFileSync(join(ROOT, 'examples', file), 'utf8')) as FlowNode[]) {
+      if (node.type === 'ipcam-device') {
+        node['host'] = '127.0.0.1';
+        node['port'] = String(simPort);
+        credentials[node.id] = { username: DEMO_USER, password: DEMO_PASSWORD };
+      }
+      flows.push(node);
+    }
+  }
+  return { flows, credentials };
+}
+
+function prepareUserDir(simPort: number, uiPort: number): string {
+  const userDir = mkdtempSync(join(tmpdir(), 'ipcam-demo-'));
+  mkdirSync(join(userDir, 'node_modules'));
+  // The package is installed the way `npm install <folder>` does it: a link to this checkout.
+  symlinkSync(ROOT, join(userDir, 'node_modules', PACKAGE), 'dir');
+  writeFileSync(join(userDir, 'package.json'), JSON.stringify({ name: 'ipcam-demo', private: true, dependencies: { [PACKAGE]: `file:${ROOT}` } }, null, 2));
+  const { flows, credentials } = demoFlows(simPort);
+  writeFileSync(join(userDir, 'flows.json'), JSON.stringify(flows, null, 2));
+  // credentialSecret false keeps credentials in plain text, so the demo can seed them.
+  writeFileSync(join(userDir, 'flows_cred.json'), JSON.stringify(credentials, null, 2));
+  writeFileSync(
+    join(userDir, 'settings.js'),
+    `module.exports = ${JSON.stringify(
+      {
+        uiHost: '127.0.0.1',
+        uiPort,
+        flowFile: 'flows.json',
+        credentialSecret: false,
+        telemetry: { enabled: false },
+        diagnostics: { enabled: false },
+        editorTheme: { tours: false, projects: { enabled: false } },
+        logging: { console: { level: 'info', metrics: false, audit: false } },
+      },
+      null,
+      2,
+    )};\n`,
+  );
+  return userDir;
+}
+
+export async function startDemo(options: DemoOptions): Promise<Demo> {
+  const simulator = await startSimulator({ port: options.simPort, username: DEMO_USER, password: DEMO_PASSWORD });
+  const userDir = prepareUserDir(simulator.port, options.uiPort);
+  const red: ChildProcess = spawn(process.execPath, [require.resolve('node-red/red.js'), '--userDir', userDir, '--settings', join(userDir, 'settings.js')], {
+    stdio: options.quiet ? 'ignore' : 'inherit',
+  });
+  const url = `http://127.0.0.1:${options.uiPort}`;
+  const exited = new Promise<void>((done) => red.once('exit', () => done()));
+
+  let stopping: Promise<void> | undefined;
+  const stop = (): Promise<void> =>
+    (stopping ??= (async () => {
+      if (red.exitCode === null && red.signalCode === null) red.kill('SIGINT');
+      const forced = setTimeout(() => red.kill('SIGKILL'), 5000);
+      await exited;
+      clearTimeout(forced);
+      await simulator.close();
+      rmSync(userDir, { recursive: true, force: true });
+    })());
+
+  const ready = waitForHttp(url, exited);
+  return { url, simulator, userDir, ready, exited, stop };
+}
+
+async function waitForHttp(url: string, exited: Promise<void>): Promise<void> {
+  let gone = false;
+  void exited.then(() => (gone = true));
+  for (let i = 0; i < 600 && !gone; i++) {
+    try {
+      const res = await fetch(url);
+      await res.arrayBuffer();
+      if (res.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(gone ? 'Node-RED exited before it was ready' : `Node-RED did not answer at ${url}`);
+}
+
+async function main(): Promise<void> {
+  const uiPort = Number(process.env['PORT'] ?? 1880);
+  const simPort = Number(process.env['IPCAM_SIM_PORT'] ?? 8080);
+  const demo = await startDemo({ uiPort, simPort });
+  let exiting = false;
+  const shutdown = (code: number): void => {
+    if (exiting) return;
+    exiting = true;
+    void demo.stop().then(() => process.exit(code));
+  };
+  process.on('SIGINT', () => shutdown(0));
+  process.on('SIGTERM', () => shutdown(0));
+  void demo.exited.then(() => shutdown(1));
+  try {
+    await demo.ready;
+  } catch (err) {
+    console.error(`ipcam demo: ${(err as Error).message}`);
+    shutdown(1);
+    return;
+  }
+  console.log(`\nipcam demo ready:\n  Node-RED   ${demo.url}\n  simulator  ${demo.simulator.url} (user ${DEMO_USER}, password ${DEMO_PASSWORD})\n  snapshot   ${demo.url}/snapshot\nCtrl-C stops both.\n`);
+}
+
+if (require.main === module) {
+  void main().catch((err: unknown) => {
+    console.error(`ipcam demo: ${err instanceof Error ? err.message : String(err)}`);
+    process.exit(1);
+  });
+}
