@@ -9,7 +9,7 @@ const FAULT_KINDS = new Set<Fault['kind']>(['stall', 'drop', 'status', 'garbage'
 /**
  * The control API (no authentication: it drives the simulator, it is not part of the device):
  * `GET /_sim/state`, `GET /_sim/requests`, `POST /_sim/faults` (a Fault as JSON),
- * `DELETE /_sim/faults`, `DELETE /_sim/requests`.
+ * `DELETE /_sim/faults`, `DELETE /_sim/requests`, `GET /_sim/plates`, `DELETE /_sim/plates`.
  */
 export function controlRoute(ctx: SimContext, sim: Simulator): ReturnType<Route> {
   if (!ctx.path.startsWith(CONTROL_PREFIX)) return false;
@@ -21,7 +21,14 @@ export function controlRoute(ctx: SimContext, sim: Simulator): ReturnType<Route>
         params: Object.fromEntries(ctx.state.params),
         requestCount: ctx.state.requestCount,
         faults: ctx.state.faults,
+        plateCount: ctx.state.plates.size,
+        vehicle: ctx.state.vehicle,
       });
+    case 'GET plates':
+      return sendJson(ctx, 200, ctx.state.plates.all());
+    case 'DELETE plates':
+      ctx.state.plates.clear();
+      return sendJson(ctx, 200, { ok: true });
     case 'GET requests':
       return sendJson(ctx, 200, ctx.state.requests);
     case 'DELETE requests':

@@ -9,6 +9,7 @@ import { sendText } from './respond';
 import { ServerAuth, type SimulatorAuth } from './server-auth';
 import { initialState, MAX_RECORDED, type Fault, type RecordedRequest, type SimulatorState } from './state';
 import { deviceInfoRoute } from './xml-routes';
+import { plateRoutes } from './plate-routes';
 
 export type { Fault, RecordedRequest, SimulatorState, SimulatedDeviceInfo } from './state';
 export type { SimulatorAuth } from './server-auth';
@@ -45,7 +46,7 @@ export interface Simulator {
 }
 
 /** Order matters: the control API answers before authentication, device routes after it. */
-const DEVICE_ROUTES: Route[] = [deviceInfoRoute, snapshotRoute, paramRoute];
+const DEVICE_ROUTES: Route[] = [deviceInfoRoute, plateRoutes, snapshotRoute, paramRoute];
 
 export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
   const state = initialState();

@@ -1,3 +1,5 @@
+import { initialVehicleSettings, PlateDb, type VehicleSettings } from './plate-db';
+
 /** The in-memory device the simulator plays. Tests and the control API read and change it. */
 export interface SimulatedDeviceInfo {
   deviceName: string;
@@ -46,6 +48,8 @@ export interface SimulatorState {
   /** Every request received since start, including those no longer in `requests`. */
   requestCount: number;
   faults: Fault[];
+  plates: PlateDb;
+  vehicle: VehicleSettings;
 }
 
 export const MAX_RECORDED = 1000;
@@ -85,5 +89,5 @@ export function initialState(): SimulatorState {
     ['IOPort.O0.Output.Name', 'Relay 1'],
     ['IOPort.O1.Output.Name', 'Relay 2'],
   ]);
-  return { device, params, requests: [], requestCount: 0, faults: [] };
+  return { device, params, requests: [], requestCount: 0, faults: [], plates: new PlateDb(), vehicle: initialVehicleSettings() };
 }

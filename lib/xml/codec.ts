@@ -1,4 +1,4 @@
-import { XMLBuilder, XMLParser } from 'fast-xml-parser';
+import { XMLBuilder, XMLParser, XMLValidator } from 'fast-xml-parser';
 import { IpcamError } from '../errors';
 
 /** Namespace of every document of the XML interface (field notes: the same on all firmware seen). */
@@ -39,7 +39,9 @@ const parser = new XMLParser({
   trimValues: false,
   cdataPropName: CDATA,
   processEntities: true,
-  htmlEntities: false,
+  // Also decodes numeric character references (`&#228;`), which XML requires; the parser only
+  // does that together with a few HTML names (`&nbsp;`), which is harmless leniency.
+  htmlEntities: true,
   ignoreDeclaration: true,
   ignorePiTags: true,
   commentPropName: false,
@@ -58,8 +60,11 @@ type OrderedNode = Record<string, unknown>;
 
 /** Parses a device answer to its root element. No DTD, no entities beyond the five of XML. */
 export function parseXml(input: string | Buffer): XmlElement {
-  const text = (typeof input === 'string' ? input : input.toString('utf8')).replace(/^\uFEFF/, '');
+  const text = (typeof input === 'string' ? input : input.toString('utf8')).replace(/^\uFEFF/, '').trimStart();
   if (/<!DOCTYPE|<!ENTITY/i.test(text)) throw new IpcamError('EPARSE', 'The answer carries a DTD, which is refused');
+  // The parser closes unbalanced tags silently: a truncated answer would read as a shorter one.
+  const valid = XMLValidator.validate(text);
+  if (valid !== true) throw new IpcamError('EPARSE', `The answer is not well-formed XML: ${valid.err.msg} (line ${valid.err.line})`);
   let nodes: OrderedNode[];
   try {
     nodes = parser.parse(text) as OrderedNode[];
@@ -75,18 +80,29 @@ function toElement(node: OrderedNode): XmlElement | undefined {
   const name = Object.keys(node).find((key) => key !== ATTRS && key !== TEXT && key !== CDATA);
   if (name === undefined) return undefined;
   const element: XmlElement = { name, attrs: { ...(node[ATTRS] as Record<string, string> | undefined) }, children: [], text: '' };
-  let text = '';
+  const pieces: Array<{ text: string; cdata: boolean }> = [];
   for (const part of node[name] as OrderedNode[]) {
-    if (TEXT in part) text += String(part[TEXT]);
-    else if (CDATA in part) text += (part[CDATA] as OrderedNode[]).map((t) => String(t[TEXT] ?? '')).join('');
+    if (TEXT in part) pieces.push({ text: String(part[TEXT]), cdata: false });
+    else if (CDATA in part) pieces.push({ text: (part[CDATA] as OrderedNode[]).map((t) => String(t[TEXT] ?? '')).join(''), cdata: true });
     else {
       const child = toElement(part);
       if (child) element.children.push(child);
     }
   }
-  // Field notes: CDATA may be wrapped in whitespace and newlines.
-  element.text = text.trim();
+  element.text = joinText(pieces);
   return element;
+}
+
+/**
+ * Field notes: CDATA may be wrapped in whitespace and newlines. That wrapping is trimmed; what is
+ * inside a CDATA section is the value as sent, kept exactly.
+ */
+function joinText(pieces: Array<{ text: string; cdata: boolean }>): string {
+  const first = pieces.findIndex((p) => p.cdata);
+  if (first < 0) return pieces.map((p) => p.text).join('').trim();
+  const last = pieces.findLastIndex((p) => p.cdata);
+  const join = (from: number, to: number): string => pieces.slice(from, to).map((p) => p.text).join('');
+  return join(0, first).trimStart() + join(first, last + 1) + join(last + 1, pieces.length).trimEnd();
 }
 
 /** First child element of that name. */
@@ -134,6 +150,19 @@ function typedLeaf(type: string, text: string): XmlValue {
   }
   if (/^(float|double)$/i.test(type) && text !== '' && Number.isFinite(Number(text))) return Number(text);
   return text;
+}
+
+/**
+ * An answer's element turned back into something to send, names and attributes as the device
+ * spelled them (read-modify-write); `type="string"` text goes back in CDATA.
+ */
+export function elementToNode(el: XmlElement): XmlNode {
+  const node: XmlNode = { name: el.name };
+  if (Object.keys(el.attrs).length > 0) node.attrs = { ...el.attrs };
+  if (el.children.length > 0) node.children = el.children.map(elementToNode);
+  else if (el.attrs['type'] === 'string') node.cdata = el.text;
+  else node.text = el.text;
+  return node;
 }
 
 /** Builders for request documents. Strings go in CDATA with `type="string"`, as the spec asks. */

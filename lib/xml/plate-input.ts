@@ -1,0 +1,77 @@
+import { inputError } from '../errors';
+
+/** A plate as flows give it; `group` defaults to `'1'`. */
+export interface PlateInput {
+  plate: string;
+  group?: string;
+  owner?: string;
+  phone?: string;
+  /** Start of validity, `YYYY-MM-DD HH:MM:SS`. */
+  begin?: string;
+  /** End of validity, same format. */
+  end?: string;
+}
+
+/** A checked plate: group filled in, optional fields only where given. */
+export interface CheckedPlate extends PlateInput {
+  group: string;
+}
+
+export const DEFAULT_GROUP = '1';
+const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})$/;
+const OPTIONAL_TEXT = ['owner', 'phone'] as const;
+
+/** `YYYY-MM-DD HH:MM:SS` that names a real moment (no 2026-02-30, no 25:00:00). */
+export function checkDateTime(value: unknown, what: string): string {
+  const match = typeof value === 'string' ? DATE_TIME.exec(value) : null;
+  if (!match) throw inputError(`${what} must be a date like 2026-01-31 23:59:59, got ${JSON.stringify(value)}`);
+  const [y, mo, d, h, mi, s] = match.slice(1).map(Number) as [number, number, number, number, number, number];
+  const date = new Date(Date.UTC(y, mo - 1, d, h, mi, s));
+  const real = date.getUTCFullYear() === y && date.getUTCMonth() === mo - 1 && date.getUTCDate() === d && h < 24 && mi < 60 && s < 60;
+  if (!real) throw inputError(`${what} ${JSON.stringify(value)} is not a real date and time`);
+  return value as string;
+}
+
+export function checkGroup(value: unknown): string {
+  if (value === undefined || value === null) return DEFAULT_GROUP;
+  const group = typeof value === 'number' && Number.isInteger(value) ? String(value) : value;
+  if (typeof group !== 'string' || group.trim() === '') throw inputError(`Plate group must be non-empty text, got ${JSON.stringify(value)}`);
+  return group;
+}
+
+export function checkPlateNumber(value: unknown): string {
+  if (typeof value !== 'string') throw inputError(`A plate must be text, got ${JSON.stringify(value) ?? typeof value}`);
+  if (value.trim() === '') throw inputError('A plate is empty');
+  return value;
+}
+
+/** Accepts `'ABC123'` or `{ plate, group, owner, phone, begin, end }`; `group` fills a missing group. */
+export function checkPlate(value: unknown, group?: unknown): CheckedPlate {
+  const fields = typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : { plate: value };
+  const plate: CheckedPlate = { plate: checkPlateNumber(fields['plate']), group: checkGroup(fields['group'] ?? group) };
+  for (const key of OPTIONAL_TEXT) {
+    const v = fields[key];
+    if (v === undefined || v === null) continue;
+    if (typeof v !== 'string' && typeof v !== 'number') throw inputError(`Plate ${plate.plate}: ${key} must be text`);
+    plate[key] = String(v);
+  }
+  if (fields['begin'] !== undefined && fields['begin'] !== null) plate.begin = checkDateTime(fields['begin'], `Plate ${plate.plate}: begin`);
+  if (fields['end'] !== undefined && fields['end'] !== null) plate.end = checkDateTime(fields['end'], `Plate ${plate.plate}: end`);
+  // The fixed-width format sorts like the moments it names.
+  if (plate.begin !== undefined && plate.end !== undefined && plate.begin > plate.end) {
+    throw inputError(`Plate ${plate.plate}: begin ${plate.begin} is after end ${plate.end}`);
+  }
+  return plate;
+}
+
+/** A list of plates (or one plate): every entry checked before anything is sent. */
+export function checkPlateList(value: unknown, group?: unknown): CheckedPlate[] {
+  const list = Array.isArray(value) ? value : [value];
+  if (list.length === 0) throw inputError('The plate list is empty');
+  return list.map((entry) => checkPlate(entry, group));
+}
+
+/** True when the plate carries fields that only ModifyLicensePlate can set. */
+export function hasDetails(plate: PlateInput): boolean {
+  return plate.owner !== undefined || plate.phone !== undefined || plate.begin !== undefined || plate.end !== undefined;
+}

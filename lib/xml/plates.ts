@@ -1,0 +1,201 @@
+import { IpcamError, inputError } from '../errors';
+import type { DeviceClient } from '../transport/client';
+import { xmlCall } from './call';
+import { buildDocument, child, items, xml, type XmlElement, type XmlNode } from './codec';
+import { deviceErrorText } from './device-errors';
+import { checkGroup, checkPlate, checkPlateList, hasDetails, type CheckedPlate, type PlateInput } from './plate-input';
+
+/** A plate as the device stores it. */
+export interface PlateRecord {
+  plate: string;
+  group: string;
+  begin: string;
+  end: string;
+  type: string;
+  owner: string;
+  card: string;
+  phone: string;
+}
+
+/** The outcome for one plate of a batch: failures are reported per plate, not thrown. */
+export interface PlateResult {
+  plate: string;
+  group: string;
+  ok: boolean;
+  errorCode: number;
+  error?: string;
+}
+
+export interface PlateQuery {
+  group?: string;
+  /** Plates to skip (0-based; sent as the device's 1-based `resultOffset`). */
+  offset?: number;
+  /** Most plates to return; absent = every page until the device's `total`. */
+  limit?: number;
+}
+
+interface CallOptions {
+  signal?: AbortSignal;
+}
+
+interface BatchOptions extends CallOptions {
+  /** Group of entries that name none (default `'1'`). */
+  group?: string;
+}
+
+/** AddLicensePlates takes at most this many items (`maxCount`). */
+export const MAX_PLATES_PER_ADD = 100;
+/** Page size for reading the whole database. */
+export const QUERY_PAGE = 100;
+const PLATE_VERSION = '2.1.0';
+const CODE_EXISTS = 203;
+const CODE_NO_RESOURCES = 20;
+
+export interface AddOptions extends BatchOptions {
+  /** Modify plates that already exist (code 203) instead of failing them. */
+  upsert?: boolean;
+}
+
+/**
+ * Adds any number of plates, 100 per request, each reply item mapped back to its plate by
+ * `index`. Owner, phone and validity dates are set with a follow-up ModifyLicensePlate.
+ */
+export async function addPlates(client: DeviceClient, input: unknown, opts: AddOptions = {}): Promise<PlateResult[]> {
+  const plates = checkPlateList(input, opts.group);
+  const results: PlateResult[] = [];
+  for (let start = 0; start < plates.length; start += MAX_PLATES_PER_ADD) {
+    const batch = plates.slice(start, start + MAX_PLATES_PER_ADD);
+    const codes = await addBatch(client, batch, opts.signal);
+    for (const [i, plate] of batch.entries()) {
+      const code = codes.get(i + 1);
+      results.push(await settleAdded(client, plate, code, opts));
+    }
+  }
+  return results;
+}
+
+async function addBatch(client: DeviceClient, batch: CheckedPlate[], signal?: AbortSignal): Promise<Map<number, number>> {
+  const body = buildDocument(PLATE_VERSION, [
+    xml.list(
+      'licensePlates',
+      batch.map((p, i) => [xml.uint('index', i + 1), xml.str('licensePlateNumber', p.plate), xml.str('groupId', p.group)]),
+      MAX_PLATES_PER_ADD,
+    ),
+  ]);
+  const root = await xmlCall(client, { path: '/AddLicensePlates', body, signal });
+  const codes = new Map<number, number>();
+  for (const item of items(child(root, 'licensePlatesReply'))) {
+    const index = Number(child(item, 'index')?.text);
+    const code = Number(child(item, 'errorCode')?.text);
+    if (Number.isInteger(index) && Number.isInteger(code)) codes.set(index, code);
+  }
+  return codes;
+}
+
+async function settleAdded(client: DeviceClient, plate: CheckedPlate, code: number | undefined, opts: AddOptions): Promise<PlateResult> {
+  if (code === undefined) return failed(plate, -1, 'The device sent no reply for this plate');
+  const exists = code === CODE_EXISTS && opts.upsert === true;
+  if (code !== 0 && !exists) return failed(plate, code, deviceErrorText(code));
+  if (!hasDetails(plate)) return succeeded(plate);
+  try {
+    await modifyPlate(client, plate, { signal: opts.signal });
+    return succeeded(plate);
+  } catch (err) {
+    if (!(err instanceof IpcamError) || err.code !== 'EDEVICE') throw err;
+    return failed(plate, err.deviceCode ?? -1, `Added, but setting its details failed: ${err.message}`);
+  }
+}
+
+function succeeded(plate: CheckedPlate): PlateResult {
+  return { plate: plate.plate, group: plate.group, ok: true, errorCode: 0 };
+}
+
+function failed(plate: CheckedPlate, errorCode: number, error: string): PlateResult {
+  return { plate: plate.plate, group: plate.group, ok: false, errorCode, error };
+}
+
+/** Reads plates of a group: one page for a given `limit`, else every page up to `total`. */
+export async function queryPlates(client: DeviceClient, query: PlateQuery = {}, opts: CallOptions = {}): Promise<{ plates: PlateRecord[]; total: number }> {
+  const group = checkGroup(query.group);
+  const offset = query.offset ?? 0;
+  if (!Number.isInteger(offset) || offset < 0) throw inputError(`offset must be a whole number from 0, got ${JSON.stringify(query.offset)}`);
+  const limit = query.limit;
+  if (limit !== undefined && (!Number.isInteger(limit) || limit < 1)) throw inputError(`limit must be a whole number from 1, got ${JSON.stringify(limit)}`);
+
+  const plates: PlateRecord[] = [];
+  let total = 0;
+  for (;;) {
+    const wanted = limit === undefined ? QUERY_PAGE : Math.min(QUERY_PAGE, limit - plates.length);
+    const page = await queryPage(client, group, offset + plates.length + 1, wanted, opts.signal);
+    total = page.total;
+    plates.push(...page.plates);
+    const done = page.plates.length === 0 || offset + plates.length >= total || (limit !== undefined && plates.length >= limit);
+    if (done) return { plates, total };
+  }
+}
+
+async function queryPage(client: DeviceClient, group: string, resultOffset: number, maxResult: number, signal?: AbortSignal): Promise<{ plates: PlateRecord[]; total: number }> {
+  const body = buildDocument(PLATE_VERSION, [
+    xml.el('searchFilter', [xml.uint('maxResult', maxResult), xml.uint('resultOffset', resultOffset), xml.str('groupId', group)]),
+  ]);
+  let root: XmlElement;
+  try {
+    root = await xmlCall(client, { path: '/GetLicensePlates', body, signal });
+  } catch (err) {
+    // Spec: an empty database answers errorCode 20; that is an empty list, not a failure.
+    if (err instanceof IpcamError && err.code === 'EDEVICE' && err.deviceCode === CODE_NO_RESOURCES) return { plates: [], total: 0 };
+    throw err;
+  }
+  const list = child(root, 'licensePlates');
+  const plates = items(list).map(toRecord);
+  const declared = Number(list?.attrs['total']);
+  return { plates, total: Number.isInteger(declared) ? declared : resultOffset - 1 + plates.length };
+}
+
+function toRecord(item: XmlElement): PlateRecord {
+  const text = (name: string): string => child(item, name)?.text ?? '';
+  return {
+    plate: text('licensePlateNumber'),
+    group: text('groupId'),
+    begin: text('beginTime'),
+    end: text('endTime'),
+    type: text('licensePlateType'),
+    owner: text('carOwner'),
+    card: text('cardNumber'),
+    phone: text('telephone'),
+  };
+}
+
+/** Changes owner, phone and validity dates of an existing plate (every element `type="string"`). */
+export async function modifyPlate(client: DeviceClient, input: unknown, opts: CallOptions = {}): Promise<{ plate: string; group: string; ok: true }> {
+  const plate = checkPlate(input);
+  if (!hasDetails(plate)) throw inputError(`Plate ${plate.plate}: nothing to modify (give owner, phone, begin or end)`);
+  const fields: XmlNode[] = [xml.str('licensePlateNumber', plate.plate), xml.str('groupId', plate.group)];
+  if (plate.owner !== undefined) fields.push(xml.str('carOwner', plate.owner));
+  if (plate.phone !== undefined) fields.push(xml.str('telephone', plate.phone));
+  if (plate.begin !== undefined) fields.push(xml.str('beginTime', plate.begin));
+  if (plate.end !== undefined) fields.push(xml.str('endTime', plate.end));
+  await xmlCall(client, { path: '/ModifyLicensePlate', body: buildDocument(PLATE_VERSION, [xml.el('licensePlate', fields)]), signal: opts.signal });
+  return { plate: plate.plate, group: plate.group, ok: true };
+}
+
+/** Deletes plates one request each (the interface has no batch delete); failures per plate. */
+export async function deletePlates(client: DeviceClient, input: unknown, opts: BatchOptions = {}): Promise<PlateResult[]> {
+  const plates = checkPlateList(input, opts.group);
+  const results: PlateResult[] = [];
+  for (const plate of plates) results.push(await deleteOne(client, plate, opts.signal));
+  return results;
+}
+
+async function deleteOne(client: DeviceClient, plate: CheckedPlate, signal?: AbortSignal): Promise<PlateResult> {
+  const body = buildDocument(PLATE_VERSION, [xml.el('deleteAction', [xml.str('licensePlateNumber', plate.plate), xml.str('groupId', plate.group)])]);
+  try {
+    await xmlCall(client, { path: '/DeleteLicensePlate', body, signal });
+    return succeeded(plate);
+  } catch (err) {
+    if (!(err instanceof IpcamError) || err.code !== 'EDEVICE') throw err;
+    return failed(plate, err.deviceCode ?? -1, err.message);
+  }
+}
+
+export type { PlateInput };

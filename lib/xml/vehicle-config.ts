@@ -1,0 +1,184 @@
+import { IpcamError, inputError } from '../errors';
+import type { DeviceClient } from '../transport/client';
+import { xmlCall } from './call';
+import { buildDocument, child, elementToNode, items, path, type XmlElement } from './codec';
+
+/** Plate recognition settings of one channel, typed. */
+export interface VehicleConfig {
+  enabled: boolean;
+  /** 0-100 (the device's `plateSencitivity`). */
+  sensitivity: number;
+  /** Plate format region, one of `options.regions`. */
+  region: string;
+  saveTargetPicture: boolean;
+  saveSourcePicture: boolean;
+  /** API v2.0 and newer. */
+  dedup?: { enabled: boolean; interval: number };
+  /** Detection zone rectangle. */
+  zone?: { x1: number; y1: number; x2: number; y2: number };
+  /** API v2.0 and newer, e.g. `plateOnly`. */
+  alarmMode?: string;
+  /** The values the device offered. */
+  options: { regions: Array<{ name: string; continent?: string }>; alarmLists: string[] };
+}
+
+export type VehicleConfigChange = Partial<Omit<VehicleConfig, 'options' | 'dedup' | 'zone'>> & {
+  dedup?: Partial<NonNullable<VehicleConfig['dedup']>>;
+  zone?: NonNullable<VehicleConfig['zone']>;
+};
+
+interface CallOptions {
+  /** Channel id (default: none in the path, which the device takes as 1). */
+  channel?: number;
+  signal?: AbortSignal;
+}
+
+const CONFIG_VERSION = '2.0.0';
+/** Field names as the spec spells them, with the spellings other firmware uses after them. */
+const SENSITIVITY = ['plateSencitivity', 'plateSensitivity'];
+
+export async function getVehicleConfig(client: DeviceClient, opts: CallOptions = {}): Promise<VehicleConfig> {
+  return toConfig(await readDocument(client, opts));
+}
+
+/** Read-modify-write of a partial change; element names are sent back as the device spelled them. */
+export async function setVehicleConfig(client: DeviceClient, change: unknown, opts: CallOptions = {}): Promise<VehicleConfig> {
+  const wanted = checkChange(change);
+  const root = await readDocument(client, opts);
+  const vehicle = child(root, 'vehicle');
+  if (!vehicle) throw new IpcamError('EPARSE', 'GetSmartVehicleConfig answered without a vehicle block');
+  const current = toConfig(root);
+  if (wanted.region !== undefined && current.options.regions.length > 0 && !current.options.regions.some((r) => r.name === wanted.region)) {
+    throw inputError(`Region "${wanted.region}" is not offered by this device: ${current.options.regions.map((r) => r.name).join(', ')}`);
+  }
+  apply(vehicle, wanted);
+  const body = buildDocument(root.attrs['version'] ?? CONFIG_VERSION, [elementToNode(vehicle)]);
+  await xmlCall(client, { path: channelPath('/SetSmartVehicleConfig', opts.channel), body, signal: opts.signal });
+  return toConfig(root);
+}
+
+async function readDocument(client: DeviceClient, opts: CallOptions): Promise<XmlElement> {
+  const route = channelPath('/GetSmartVehicleConfig', opts.channel);
+  try {
+    return await xmlCall(client, { path: route, signal: opts.signal });
+  } catch (err) {
+    // Field notes: API 2.1 firmware answers the old command with HTTP 400 / errorCode 1.
+    const unsupported = err instanceof IpcamError && ((err.code === 'EDEVICE' && err.deviceCode === 1) || (err.code === 'EHTTP' && err.status === 400));
+    if (!unsupported) throw err;
+    throw new IpcamError('EDEVICE', 'GetSmartVehicleConfig is not supported by this firmware (newer API 2.1 devices dropped it)', {
+      deviceCode: 1,
+      ...(err.status !== undefined && { status: err.status }),
+    });
+  }
+}
+
+function channelPath(base: string, channel: number | undefined): string {
+  if (channel === undefined) return base;
+  if (!Number.isInteger(channel) || channel < 1) throw inputError(`Channel must be a whole number from 1, got ${JSON.stringify(channel)}`);
+  return `${base}/${channel}`;
+}
+
+function toConfig(root: XmlElement): VehicleConfig {
+  const v = child(root, 'vehicle');
+  const text = (...names: string[]): string => path(v, ...names)?.text ?? '';
+  const bool = (...names: string[]): boolean => text(...names) === 'true';
+  const num = (el: XmlElement | undefined): number => Number(el?.text ?? NaN);
+  const config: VehicleConfig = {
+    enabled: bool('switch'),
+    sensitivity: num(sensitivityElement(v)),
+    region: text('plateSupportArea'),
+    saveTargetPicture: bool('saveTargetPicture'),
+    saveSourcePicture: bool('saveSourcePicture'),
+    options: {
+      regions: enumValues(path(root, 'types', 'plateAreaType')).map((e) => ({ name: e.text, ...(e.attrs['continent'] !== undefined && { continent: e.attrs['continent'] }) })),
+      alarmLists: enumValues(path(root, 'types', 'alarmListType')).map((e) => e.text),
+    },
+  };
+  const dedup = child(v, 'dedupMode');
+  if (dedup) config.dedup = { enabled: child(dedup, 'switch')?.text === 'true', interval: num(child(dedup, 'intervalTime')) };
+  const rect = items(child(v, 'regionInfo'))[0];
+  if (rect) config.zone = { x1: num(child(rect, 'X1')), y1: num(child(rect, 'Y1')), x2: num(child(rect, 'X2')), y2: num(child(rect, 'Y2')) };
+  const alarmMode = path(v, 'plateMatch', 'alarmMode');
+  if (alarmMode) config.alarmMode = alarmMode.text;
+  return config;
+}
+
+function sensitivityElement(vehicle: XmlElement | undefined): XmlElement | undefined {
+  return SENSITIVITY.map((name) => child(vehicle, name)).find((el) => el !== undefined);
+}
+
+function enumValues(type: XmlElement | undefined): XmlElement[] {
+  return type ? type.children.filter((c) => c.name === 'enum' || c.name === 'item') : [];
+}
+
+const BOOLEAN_FIELDS = ['enabled', 'saveTargetPicture', 'saveSourcePicture'] as const;
+
+/** Every bound is checked here, before anything is sent. */
+function checkChange(value: unknown): VehicleConfigChange {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw inputError('A vehicle config change must be an object');
+  const c = value as Record<string, unknown>;
+  const known = new Set(['enabled', 'sensitivity', 'region', 'saveTargetPicture', 'saveSourcePicture', 'dedup', 'zone', 'alarmMode', 'options']);
+  const unknown = Object.keys(c).find((k) => !known.has(k));
+  if (unknown) throw inputError(`Unknown vehicle config field "${unknown}"`);
+  const out: VehicleConfigChange = {};
+  for (const key of BOOLEAN_FIELDS) {
+    if (c[key] === undefined) continue;
+    if (typeof c[key] !== 'boolean') throw inputError(`${key} must be true or false`);
+    out[key] = c[key];
+  }
+  if (c['sensitivity'] !== undefined) out.sensitivity = wholeNumber(c['sensitivity'], 'sensitivity', 0, 100);
+  for (const key of ['region', 'alarmMode'] as const) {
+    if (c[key] === undefined) continue;
+    if (typeof c[key] !== 'string' || c[key] === '') throw inputError(`${key} must be non-empty text`);
+    out[key] = c[key];
+  }
+  if (c['dedup'] !== undefined) {
+    const d = c['dedup'] as Record<string, unknown>;
+    if (typeof d !== 'object' || d === null) throw inputError('dedup must be an object { enabled, interval }');
+    out.dedup = {};
+    if (d['enabled'] !== undefined) {
+      if (typeof d['enabled'] !== 'boolean') throw inputError('dedup.enabled must be true or false');
+      out.dedup.enabled = d['enabled'];
+    }
+    if (d['interval'] !== undefined) out.dedup.interval = wholeNumber(d['interval'], 'dedup.interval', 0, 86_400);
+  }
+  if (c['zone'] !== undefined) {
+    const z = c['zone'] as Record<string, unknown>;
+    if (typeof z !== 'object' || z === null) throw inputError('zone must be an object { x1, y1, x2, y2 }');
+    const zone = { x1: wholeNumber(z['x1'], 'zone.x1', 0), y1: wholeNumber(z['y1'], 'zone.y1', 0), x2: wholeNumber(z['x2'], 'zone.x2', 0), y2: wholeNumber(z['y2'], 'zone.y2', 0) };
+    if (zone.x1 >= zone.x2) throw inputError(`zone: x1 (${zone.x1}) must be left of x2 (${zone.x2})`);
+    if (zone.y1 >= zone.y2) throw inputError(`zone: y1 (${zone.y1}) must be above y2 (${zone.y2})`);
+    out.zone = zone;
+  }
+  return out;
+}
+
+function wholeNumber(value: unknown, what: string, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw inputError(`${what} must be a whole number from ${min}${max === Number.MAX_SAFE_INTEGER ? '' : ` to ${max}`}, got ${JSON.stringify(value)}`);
+  }
+  return value;
+}
+
+/** Writes the change into the device's own document. */
+function apply(vehicle: XmlElement, change: VehicleConfigChange): void {
+  const set = (el: XmlElement | undefined, value: string | number | boolean, what: string): void => {
+    if (!el) throw inputError(`This device has no ${what} setting`);
+    el.text = String(value);
+  };
+  if (change.enabled !== undefined) set(child(vehicle, 'switch'), change.enabled, 'switch');
+  if (change.sensitivity !== undefined) set(sensitivityElement(vehicle), change.sensitivity, 'sensitivity');
+  if (change.region !== undefined) set(child(vehicle, 'plateSupportArea'), change.region, 'region');
+  if (change.saveTargetPicture !== undefined) set(child(vehicle, 'saveTargetPicture'), change.saveTargetPicture, 'saveTargetPicture');
+  if (change.saveSourcePicture !== undefined) set(child(vehicle, 'saveSourcePicture'), change.saveSourcePicture, 'saveSourcePicture');
+  if (change.dedup?.enabled !== undefined) set(path(vehicle, 'dedupMode', 'switch'), change.dedup.enabled, 'dedup (API v2.0)');
+  if (change.dedup?.interval !== undefined) set(path(vehicle, 'dedupMode', 'intervalTime'), change.dedup.interval, 'dedup interval (API v2.0)');
+  if (change.alarmMode !== undefined) set(path(vehicle, 'plateMatch', 'alarmMode'), change.alarmMode, 'alarm mode (API v2.0)');
+  if (change.zone) {
+    const rect = items(child(vehicle, 'regionInfo'))[0];
+    set(child(rect, 'X1'), change.zone.x1, 'zone');
+    set(child(rect, 'Y1'), change.zone.y1, 'zone');
+    set(child(rect, 'X2'), change.zone.x2, 'zone');
+    set(child(rect, 'Y2'), change.zone.y2, 'zone');
+  }
+}
