@@ -1,0 +1,22 @@
+import { queryPlates, type PlateQuery } from '../lib/xml/plates';
+import { handleInput, payloadObject } from './action';
+import type { Node, NodeAPI, NodeDef } from './red';
+
+interface PlateQueryDef extends NodeDef {
+  device?: string;
+  group?: string;
+}
+
+export = function register(RED: NodeAPI): void {
+  function IpcamPlateQueryNode(this: Node, def: PlateQueryDef): void {
+    RED.nodes.createNode(this, def);
+    handleInput(RED, this, def.device, async (msg, client, signal) => {
+      const query = { group: def.group || undefined, ...payloadObject(msg) } as PlateQuery;
+      const { plates, total } = await queryPlates(client, query, { signal });
+      msg.payload = plates;
+      msg['total'] = total;
+      return { fill: 'green', shape: 'dot', text: `${plates.length} of ${total}` };
+    });
+  }
+  RED.nodes.registerType('ipcam-plate-query', IpcamPlateQueryNode as (this: never, def: never) => void);
+};

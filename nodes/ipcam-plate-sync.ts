@@ -1,0 +1,26 @@
+import { syncPlates } from '../lib/xml/plate-sync';
+import { handleInput } from './action';
+import type { Node, NodeAPI, NodeDef } from './red';
+
+interface PlateSyncDef extends NodeDef {
+  device?: string;
+  group?: string;
+  dryRun?: boolean;
+}
+
+export = function register(RED: NodeAPI): void {
+  function IpcamPlateSyncNode(this: Node, def: PlateSyncDef): void {
+    RED.nodes.createNode(this, def);
+    handleInput(RED, this, def.device, async (msg, client, signal) => {
+      const report = await syncPlates(client, msg.payload, { group: def.group || undefined, dryRun: def.dryRun === true, signal });
+      msg.payload = report;
+      const summary = `+${report.added.length} ~${report.modified.length} -${report.removed.length}`;
+      if (report.failed.length > 0) {
+        this.warn(`${report.failed.length} plates could not be synced: ${report.failed.slice(0, 5).map((f) => `${f.plate} (${f.action}: ${f.error})`).join(', ')}`);
+        return { fill: 'yellow', shape: 'dot', text: `${summary} !${report.failed.length}` };
+      }
+      return { fill: report.dryRun ? 'blue' : 'green', shape: 'dot', text: report.dryRun ? `plan ${summary}` : summary };
+    });
+  }
+  RED.nodes.registerType('ipcam-plate-sync', IpcamPlateSyncNode as (this: never, def: never) => void);
+};

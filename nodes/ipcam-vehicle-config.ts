@@ -1,0 +1,25 @@
+import { inputError } from '../lib/errors';
+import { getVehicleConfig, setVehicleConfig } from '../lib/xml/vehicle-config';
+import { handleInput, payloadObject } from './action';
+import type { Node, NodeAPI, NodeDef } from './red';
+
+interface VehicleConfigDef extends NodeDef {
+  device?: string;
+  channel?: string | number;
+}
+
+export = function register(RED: NodeAPI): void {
+  function IpcamVehicleConfigNode(this: Node, def: VehicleConfigDef): void {
+    RED.nodes.createNode(this, def);
+    handleInput(RED, this, def.device, async (msg, client, signal) => {
+      const { channel: channelOverride, ...change } = payloadObject(msg) ?? {};
+      const channelValue = channelOverride ?? def.channel;
+      const channel = channelValue === undefined || channelValue === '' ? undefined : Number(channelValue);
+      if (channel !== undefined && !(Number.isInteger(channel) && channel >= 1)) throw inputError(`Channel must be a whole number from 1, got ${JSON.stringify(channelValue)}`);
+      const changing = Object.keys(change).length > 0;
+      msg.payload = changing ? await setVehicleConfig(client, change, { channel, signal }) : await getVehicleConfig(client, { channel, signal });
+      return { fill: 'green', shape: 'dot', text: changing ? 'changed' : 'read' };
+    });
+  }
+  RED.nodes.registerType('ipcam-vehicle-config', IpcamVehicleConfigNode as (this: never, def: never) => void);
+};

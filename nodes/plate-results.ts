@@ -1,0 +1,13 @@
+import type { PlateResult } from '../lib/xml/plates';
+import type { Node, NodeStatus } from './red';
+
+/** Per-plate failures are one warning for the batch, never an error: the others went through. */
+export function reportBatch(node: Node, verb: string, results: PlateResult[]): NodeStatus {
+  const failed = results.filter((r) => !r.ok);
+  if (failed.length > 0) {
+    const sample = failed.slice(0, 5).map((r) => `${r.plate} (${r.error ?? r.errorCode})`).join(', ');
+    node.warn(`${failed.length} of ${results.length} plates not ${verb}: ${sample}${failed.length > 5 ? ', ...' : ''}`);
+    return { fill: 'yellow', shape: 'dot', text: `${results.length - failed.length}/${results.length} ${verb}` };
+  }
+  return { fill: 'green', shape: 'dot', text: `${results.length} ${verb}` };
+}
