@@ -10,4 +10,6 @@ export interface DeviceCredentials {
 export interface DeviceConfigNode extends Node<DeviceCredentials> {
   /** The device's client; throws the `EINPUT` error of a bad setting (nothing is sent then). */
   getClient(): DeviceClient;
+  /** The host setting as entered (event filters match senders against it). */
+  host: string;
 }

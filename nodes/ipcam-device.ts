@@ -43,6 +43,7 @@ function blankToUndefined(value: string | number | undefined): string | number |
 export = function register(RED: NodeAPI): void {
   function IpcamDeviceNode(this: DeviceConfigNode, def: DeviceDef): void {
     RED.nodes.createNode(this, def);
+    this.host = (def.host ?? '').trim();
     let client: DeviceClient | undefined;
     let configError: IpcamError | undefined;
     try {

@@ -39,7 +39,7 @@ export interface Node<Credentials = Record<string, string>> {
   error(err: unknown, msg?: NodeMessage): void;
   warn(text: unknown): void;
   log(text: unknown): void;
-  send(msg: NodeMessage): void;
+  send(msg: NodeMessage | Array<NodeMessage | NodeMessage[] | null>): void;
 }
 
 /** Express-style request and response of the admin HTTP API. */

@@ -74,6 +74,11 @@ export class EventServer {
     return this.current;
   }
 
+  /** Path prefix served, e.g. `/` or `/lpr`. */
+  get path(): string {
+    return this.opts.path;
+  }
+
   get port(): number {
     const address = this.server?.address();
     return typeof address === 'object' && address ? (address as AddressInfo).port : this.opts.port;

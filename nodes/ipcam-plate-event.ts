@@ -1,0 +1,160 @@
+import { createSocket } from 'node:dgram';
+import { isIP } from 'node:net';
+import { DedupWindow } from '../lib/events/dedup';
+import { fromHost, hostAddresses, listFilter, matchesText } from '../lib/events/filter';
+import { decodeImage, type DevicePost, type PlateDetection } from '../lib/events/parse';
+import type { EventServerState, ReceivedPost } from '../lib/events/server';
+import { IpcamError } from '../lib/errors';
+import { setHttpPostConfig } from '../lib/xml/http-post';
+import type { DeviceConfigNode } from './device-config';
+import type { EventServerConfigNode } from './event-config';
+import type { AdminRequest, AdminResponse, Node, NodeAPI, NodeDef, NodeMessage, NodeStatus } from './red';
+
+interface PlateEventDef extends NodeDef {
+  server?: string;
+  device?: string;
+  match?: string;
+  lists?: string | string[];
+  dedup?: string | number;
+  images?: string;
+}
+
+type ImageMode = 'none' | 'buffer' | 'base64';
+
+function clock(iso: string): string {
+  return iso.slice(11, 19);
+}
+
+function plateMessage(p: PlateDetection, images: ImageMode): NodeMessage {
+  const payload: Record<string, unknown> = { plate: p.plate, listType: p.listType };
+  if (p.direction !== undefined) payload['direction'] = p.direction;
+  if (p.confidence !== undefined) payload['confidence'] = p.confidence;
+  if (p.channel !== undefined) payload['channel'] = p.channel;
+  payload['time'] = p.time;
+  payload['device'] = p.device;
+  if (p.vehicle) payload['vehicle'] = p.vehicle;
+  if (images !== 'none') {
+    const decoded: Record<string, Buffer | string> = {};
+    for (const which of ['plate', 'scene'] as const) {
+      const image = decodeImage(p.images[which]);
+      if (image) decoded[which] = images === 'buffer' ? image : image.toString('base64');
+    }
+    payload['images'] = decoded;
+  }
+  return { topic: p.plate, payload };
+}
+
+function otherMessage(post: Exclude<DevicePost, PlateDetection>): NodeMessage {
+  const data = post.kind === 'alarmStatus' ? { alarms: post.alarms } : post.kind === 'event' ? post.data : {};
+  const type = post.kind === 'event' ? post.type : post.kind;
+  return { topic: type, payload: { type, time: post.time, device: post.device, ...(post.kind !== 'keepalive' && post.channel !== undefined && { channel: post.channel }), data } };
+}
+
+const STATE_STATUS: Record<EventServerState, NodeStatus> = {
+  starting: { fill: 'yellow', shape: 'ring', text: 'starting' },
+  listening: { fill: 'green', shape: 'dot', text: 'listening' },
+  failed: { fill: 'red', shape: 'ring', text: 'listen failed' },
+  closed: { fill: 'grey', shape: 'ring', text: 'stopped' },
+};
+
+export = function register(RED: NodeAPI): void {
+  function IpcamPlateEventNode(this: Node, def: PlateEventDef): void {
+    RED.nodes.createNode(this, def);
+    const config = def.server ? (RED.nodes.getNode(def.server) as EventServerConfigNode | null) : null;
+    if (!config?.server) {
+      this.status({ fill: 'red', shape: 'ring', text: config ? 'bad server setting' : 'no server' });
+      this.error(config?.problem ?? 'No event server configured: choose an ipcam-event-server');
+      return;
+    }
+    let lists: ReturnType<typeof listFilter>;
+    try {
+      lists = listFilter(def.lists);
+    } catch (err) {
+      this.status({ fill: 'red', shape: 'ring', text: 'bad list filter' });
+      this.error((err as Error).message);
+      return;
+    }
+    const images = (['none', 'buffer', 'base64'].includes(def.images ?? '') ? def.images : 'none') as ImageMode;
+    const dedup = new DedupWindow(Math.max(0, Number(def.dedup) || 0) * 1000);
+    const match = def.match ?? '';
+    const deviceNode = def.device ? (RED.nodes.getNode(def.device) as DeviceConfigNode | null) : null;
+    // Until the device's host name is resolved, nothing from it can be told apart: hold events back.
+    let deviceAddresses: Set<string> | undefined = deviceNode ? undefined : new Set();
+    if (deviceNode) void hostAddresses(deviceNode.host).then((a) => (deviceAddresses = a));
+
+    const wanted = (post: DevicePost, received: ReceivedPost): boolean =>
+      (!deviceNode || (deviceAddresses !== undefined && fromHost(deviceAddresses, post.device, received.remoteAddress))) && matchesText(post.device, received.remoteAddress, match);
+
+    const unsubscribe = config.server.subscribe({
+      onState: (state, detail) => this.status(state === 'failed' ? { ...STATE_STATUS.failed, text: shortFailure(detail) } : STATE_STATUS[state]),
+      onWarning: (text) => this.warn(text),
+      onPost: (received) => {
+        for (const post of received.posts) {
+          if (!wanted(post, received)) continue;
+          if (post.kind === 'keepalive') {
+            this.status({ fill: 'green', shape: 'dot', text: `alive ${clock(post.time)}` });
+            continue;
+          }
+          if (post.kind !== 'plate') {
+            this.send([null, otherMessage(post)]);
+            continue;
+          }
+          if (lists && !lists.has(post.listType)) continue;
+          if (!dedup.admit(`${post.device.mac ?? post.device.ip}\u0000${post.plate}`, received.receivedAt)) continue;
+          this.status({ fill: 'green', shape: 'dot', text: `${post.plate.slice(0, 10)} ${clock(new Date(received.receivedAt).toISOString())}` });
+          this.send([plateMessage(post, images), null]);
+        }
+      },
+    });
+    this.on('close', (_removed, done) => {
+      unsubscribe();
+      this.status({});
+      done();
+    });
+  }
+  RED.nodes.registerType('ipcam-plate-event', IpcamPlateEventNode as (this: never, def: never) => void);
+
+  // "Send this server to the device": points a deployed device at a deployed event server.
+  RED.httpAdmin.post('/ipcam-plate-event/configure-device', RED.auth.needsPermission('ipcam-plate-event.write'), (req: AdminRequest, res: AdminResponse) => {
+    void configureDevice(RED, req.body).then((answer) => res.json(answer));
+  });
+};
+
+function shortFailure(detail: string | undefined): string {
+  if (!detail) return 'listen failed';
+  if (detail.includes('in use')) return 'port in use';
+  if (detail.includes('Permission')) return 'port not allowed';
+  return 'listen failed';
+}
+
+async function configureDevice(RED: NodeAPI, body: unknown): Promise<object> {
+  const form = (typeof body === 'object' && body !== null ? body : {}) as { device?: string; server?: string; serverIp?: string };
+  try {
+    const device = form.device ? (RED.nodes.getNode(form.device) as DeviceConfigNode | null) : null;
+    const config = form.server ? (RED.nodes.getNode(form.server) as EventServerConfigNode | null) : null;
+    if (!device || !config?.server) throw new IpcamError('EINPUT', 'Deploy the device and the event server first, then try again');
+    const client = device.getClient();
+    const serverIp = form.serverIp?.trim() || (await localAddressToward(client.options.host));
+    const target = await setHttpPostConfig(client, { serverIp, serverPort: config.server.port, path: config.server.path });
+    return { ok: true, target };
+  } catch (err) {
+    const e = err instanceof IpcamError ? err : new IpcamError('ECONN', err instanceof Error ? err.message : String(err));
+    return { ok: false, error: { code: e.code, message: e.message } };
+  }
+}
+
+/** The address of this host on the route to the device: a UDP connect sends nothing. */
+function localAddressToward(host: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = createSocket(isIP(host) === 6 ? 'udp6' : 'udp4');
+    socket.on('error', (err) => {
+      socket.close();
+      reject(new IpcamError('ECONN', `Cannot find the local address toward ${host}: ${err.message}`));
+    });
+    socket.connect(9, host, () => {
+      const address = socket.address().address;
+      socket.close();
+      resolve(address);
+    });
+  });
+}
