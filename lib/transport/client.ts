@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import type { Readable } from 'node:stream';
 import { Client, Pool, type Dispatcher } from 'undici';
 import { IpcamError } from '../errors';
@@ -138,20 +139,23 @@ export class DeviceClient {
 
   /** Sends the request, answering authentication challenges; each retry must bring something new. */
   private async exchange(dispatcher: Dispatcher, req: Dispatcher.RequestOptions & { headers: Record<string, string> }): Promise<Dispatcher.ResponseData> {
+    let refused = 0;
     for (let attempt = 1; ; attempt++) {
       const { header, ticket } = this.auth.authorize(req.method, req.path);
       const headers = header === undefined ? req.headers : { ...req.headers, authorization: header };
       const res = await dispatcher.request({ ...req, headers });
       if (res.statusCode !== 401) return res;
       await res.body.dump().catch(() => undefined);
-      this.learn(res.headers['www-authenticate'], ticket, attempt);
+      if (ticket.scheme !== 'none') refused += 1;
+      this.learn(res.headers['www-authenticate'], ticket, attempt, refused);
     }
   }
 
-  private learn(wwwAuthenticate: string | string[] | undefined, ticket: AuthTicket, attempt: number): void {
-    // At most: no credentials -> challenge answered -> one stale-nonce renewal.
-    if (attempt >= 3) throw new IpcamError('EAUTH', 'The device keeps refusing the credentials', { status: 401 });
+  private learn(wwwAuthenticate: string | string[] | undefined, ticket: AuthTicket, attempt: number, refused: number): void {
     this.auth.challenged(wwwAuthenticate, ticket);
+    // At most: no credentials -> challenge answered -> one stale-nonce renewal. A request that
+    // already carried credentials gets one renewal too, not two.
+    if (attempt >= 3 || refused >= 2) throw new IpcamError('EAUTH', 'The device keeps refusing the credentials', { status: 401 });
   }
 
   private dispatcherOptions(): Pool.Options {
@@ -159,7 +163,8 @@ export class DeviceClient {
     if (this.options.protocol === 'https') {
       connect['rejectUnauthorized'] = this.options.tlsVerify;
       if (this.options.ca !== undefined) connect['ca'] = this.options.ca;
-      connect['servername'] = this.options.host;
+      // SNI carries host names only (RFC 6066; Node warns when given an IP address).
+      if (isIP(this.options.host) === 0) connect['servername'] = this.options.host;
     }
     return { connect, headersTimeout: this.options.timeout, bodyTimeout: this.options.timeout };
   }
