@@ -38,6 +38,9 @@ export function transportError(err: unknown, ctx: Context): IpcamError {
   if (code === 'ABORT_ERR' || code === 'UND_ERR_ABORTED' || (err instanceof Error && err.name === 'AbortError')) {
     return new IpcamError('ECONN', `Request to ${ctx.target} was aborted`);
   }
+  if (code === 'ERR_SSL_WRONG_VERSION_NUMBER' || code === 'ERR_SSL_PACKET_LENGTH_TOO_LONG') {
+    return new IpcamError('ECONN', `${ctx.target} does not speak TLS on this port: choose http or the device's https port`);
+  }
   if (TLS_CODES.has(code) || code.startsWith('ERR_TLS') || code.startsWith('ERR_SSL')) {
     return new IpcamError('ECONN', `TLS certificate of ${ctx.target} not accepted (${code}): trust its CA or turn off verification`);
   }

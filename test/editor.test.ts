@@ -1,0 +1,161 @@
+/**
+ * The editor in a real browser: the demo (simulator + Node-RED with the examples) and Debian's
+ * Chromium driven by playwright-core. Nothing is downloaded: without /usr/bin/chromium this
+ * fails and says how to install it.
+ */
+import { strict as assert } from 'node:assert';
+import { existsSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { startDemo, type Demo } from '../scripts/start';
+import { PROJECT_ROOT } from './helpers';
+
+const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+/** The few parts of the editor's global `RED` the test reaches for. */
+interface EditorGlobal {
+  RED?: {
+    nodes?: { node(id: string): unknown };
+    sidebar?: { show(id: string): void };
+  };
+}
+
+interface ExampleNode {
+  id: string;
+  type: string;
+  name?: string;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      server.close(() => (port ? resolve(port) : reject(new Error('no free port'))));
+    });
+  });
+}
+
+/** The ipcam-device of the snapshot example (the demo points it at the simulator). */
+function exampleDevice(): { id: string; name: string } {
+  const nodes = JSON.parse(readFileSync(join(PROJECT_ROOT, 'examples', 'snapshot-basics.json'), 'utf8')) as ExampleNode[];
+  const device = nodes.find((n) => n.type === 'ipcam-device');
+  assert.ok(device?.name, 'examples/snapshot-basics.json has a named ipcam-device');
+  return { id: device.id, name: device.name };
+}
+
+describe('editor (Chromium)', function () {
+  this.timeout(60000);
+
+  let demo: Demo | undefined;
+  const running = (): Demo => {
+    assert.ok(demo, 'the demo is running');
+    return demo;
+  };
+  let browser: Browser | undefined;
+  let page: Page;
+  const browserErrors: string[] = [];
+  const device = exampleDevice();
+
+  before(async function () {
+    if (!existsSync(CHROMIUM)) {
+      throw new Error(`Chromium is not installed at ${CHROMIUM}: install it with "apt-get install -y chromium" (the editor test never downloads a browser)`);
+    }
+    demo = await startDemo({ uiPort: await freePort(), simPort: 0, quiet: true });
+    await demo.ready;
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+    page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    const origin = new URL(demo.url).origin;
+    // Hermetic: the editor asks the internet for the palette catalogue; nothing leaves the machine.
+    await page.route((url) => url.origin !== origin, (route) => route.abort('blockedbyclient'));
+    page.on('pageerror', (err) => browserErrors.push(`page error: ${err.stack ?? err.message}`));
+    page.on('console', (message) => {
+      if (message.type() !== 'error') return;
+      const source = message.location().url;
+      // A resource outside Node-RED that could not load (the blocked catalogue) is not our code.
+      if (/^Failed to load resource/.test(message.text()) && source !== '' && !source.startsWith(origin)) return;
+      browserErrors.push(`console.error: ${message.text()}${source ? ` (${source})` : ''}`);
+    });
+    await page.goto(demo.url);
+    // The flows are loaded once the example's config node is known to the editor.
+    await page.waitForFunction((id) => Boolean((globalThis as EditorGlobal).RED?.nodes?.node(id)), device.id, { timeout: 30000 });
+  });
+
+  after(async function () {
+    await browser?.close();
+    await demo?.stop();
+  });
+
+  it('lists ipcam-snapshot in the palette, with its icon and help', async function () {
+    const paletteNode = page.locator('.red-ui-palette-node[data-palette-type="ipcam-snapshot"]');
+    await paletteNode.waitFor({ state: 'visible' });
+    assert.equal(await paletteNode.count(), 1);
+
+    const icon = await page.request.get(`${running().url}/icons/node-red-contrib-ipcam/ipcam.svg`);
+    assert.equal(icon.status(), 200);
+    assert.equal(await icon.text(), readFileSync(join(PROJECT_ROOT, 'icons', 'ipcam.svg'), 'utf8'), 'Node-RED serves our icon, not its fallback');
+
+    const help = await page.locator('script[data-help-name="ipcam-snapshot"]').textContent();
+    assert.match(help ?? '', /msg\._error/);
+    assert.match(help ?? '', /EAUTH/);
+    assert.match((await page.locator('script[data-help-name="ipcam-device"]').textContent()) ?? '', /Test connection/);
+  });
+
+  it('tests the device connection from the config dialog: identity, then EAUTH for a wrong password', async function () {
+    await page.evaluate(() => (globalThis as EditorGlobal).RED?.sidebar?.show('config'));
+    const entry = page.locator('.red-ui-palette-node-config', { has: page.getByText(device.name, { exact: true }) }).first();
+    await entry.dblclick();
+
+    const host = page.locator('#node-config-input-host');
+    await host.waitFor({ state: 'visible' });
+    assert.equal(await host.inputValue(), '127.0.0.1');
+    assert.equal(await page.locator('#node-config-input-port').inputValue(), String(running().simulator.port));
+    // The stored password is not sent to the browser, only its placeholder.
+    assert.equal(await page.locator('#node-config-input-password').inputValue(), '__PWRD__');
+
+    // TLS settings only show for https.
+    const tlsVerify = page.locator('#node-config-input-tlsVerify');
+    assert.equal(await tlsVerify.isVisible(), false);
+    await page.selectOption('#node-config-input-protocol', 'https');
+    await tlsVerify.waitFor({ state: 'visible' });
+    assert.equal(await tlsVerify.isChecked(), true);
+    assert.equal(await page.locator('#node-config-input-port').getAttribute('placeholder'), '443');
+    await page.selectOption('#node-config-input-protocol', 'http');
+    await tlsVerify.waitFor({ state: 'hidden' });
+
+    const button = page.locator('#ipcam-device-test-button');
+    const result = page.locator('#ipcam-device-test-result');
+    await button.click();
+    await page.locator('#ipcam-device-test-result', { hasText: /Connected|E[A-Z]+:/ }).waitFor({ timeout: 20000 });
+    const connected = (await result.textContent()) ?? '';
+    assert.match(connected, /Connected: SIM-IPC-2MP, firmware 5\.1\.2\.0-sim/);
+
+    await page.fill('#node-config-input-password', 'not-the-password');
+    await button.click();
+    await page.locator('#ipcam-device-test-result', { hasText: /E[A-Z]+:/ }).waitFor({ timeout: 20000 });
+    const refused = (await result.textContent()) ?? '';
+    assert.match(refused, /^EAUTH: /);
+    assert.doesNotMatch(refused, /not-the-password/);
+    assert.match((await result.getAttribute('class')) ?? '', /ipcam-device-test-error/);
+    assert.match((await result.getAttribute('style')) ?? '', /color: rgb\(214, 49, 42\)/, 'the error shows in red');
+
+    await page.locator('#node-config-dialog-cancel').click();
+    await host.waitFor({ state: 'detached' });
+  });
+
+  it('logs no errors in the browser console', function () {
+    assert.deepEqual(browserErrors, []);
+  });
+});
