@@ -1,0 +1,156 @@
+import { IpcamError } from '../errors';
+import type { DeviceClient, DeviceStream } from '../transport/client';
+import { boundaryOf, MultipartParser, type MultipartPart } from './multipart';
+
+export type StreamState = 'connecting' | 'connected' | 'retrying' | 'auth-failed' | 'unsupported' | 'stopped';
+
+export interface StreamStateInfo {
+  /** Connection attempts since the last stable connection (1 = first retry). */
+  attempt?: number;
+  /** When retrying: the wait before the next attempt (ms). */
+  delay?: number;
+  error?: IpcamError;
+}
+
+export interface BackoffOptions {
+  /** First retry delay (ms, default 1000); doubles per attempt, with jitter. */
+  initial?: number;
+  /** Longest delay (ms, default 60000). */
+  max?: number;
+  /** A connection up this long resets the backoff (ms, default 60000). */
+  stableAfter?: number;
+  /** Wait after a 401 (ms, default 5 minutes): accounts lock after repeated failures. */
+  authDelay?: number;
+}
+
+export interface SupervisorOptions {
+  client: DeviceClient;
+  /** Request target of the stream, e.g. `/cgi-bin/admin/input?monitor=1`. */
+  path: string;
+  onPart(part: MultipartPart): void;
+  onState?(state: StreamState, info: StreamStateInfo): void;
+  onWarning?(text: string): void;
+  /** No byte for this long means the stream stalled: reconnect (ms, default 30000). */
+  stallTimeout?: number;
+  backoff?: BackoffOptions;
+  /** Part size cap (default 1 MiB). */
+  maxPartSize?: number;
+  /** Quiet time after which a complete-looking part is handed out (ms, default 10). */
+  flushDelay?: number;
+  /** Source of randomness for jitter (tests pin it). */
+  random?: () => number;
+}
+
+/**
+ * Keeps one multipart stream flowing while the device is reachable: each stream on its own
+ * connection, reconnect with exponential backoff and jitter, stall detection, a long pause after
+ * a refused password, a stop for "not supported". `stop()` releases socket, timers and
+ * listeners at once.
+ */
+export class StreamSupervisor {
+  private state: StreamState = 'stopped';
+  private attempt = 0;
+  private stream: DeviceStream | undefined;
+  private controller: AbortController | undefined;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private stableTimer: NodeJS.Timeout | undefined;
+  private flushTimer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private readonly backoff: Required<BackoffOptions>;
+
+  constructor(private readonly opts: SupervisorOptions) {
+    this.backoff = { initial: 1000, max: 60_000, stableAfter: 60_000, authDelay: 5 * 60_000, ...opts.backoff };
+  }
+
+  get current(): StreamState {
+    return this.state;
+  }
+
+  start(): void {
+    if (this.state !== 'stopped' && this.state !== 'unsupported') return;
+    this.attempt = 0;
+    this.connect();
+  }
+
+  async stop(): Promise<void> {
+    this.setState('stopped', {});
+    this.clearTimers();
+    this.controller?.abort();
+    this.controller = undefined;
+    const stream = this.stream;
+    this.stream = undefined;
+    await stream?.close();
+    await this.running?.catch(() => undefined);
+  }
+
+  private connect(): void {
+    this.retryTimer = undefined;
+    this.setState('connecting', { attempt: this.attempt });
+    const controller = new AbortController();
+    this.controller = controller;
+    this.running = this.run(controller.signal).catch((err: unknown) => this.failed(err, controller.signal));
+  }
+
+  private async run(signal: AbortSignal): Promise<void> {
+    const stream = await this.opts.client.openStream({ path: this.opts.path, signal, stallTimeout: this.opts.stallTimeout ?? 30_000 });
+    if (signal.aborted) return void (await stream.close());
+    this.stream = stream;
+    const boundary = boundaryOf(stream.contentType);
+    if (!boundary) throw new IpcamError('EPARSE', `Expected a multipart stream, got "${stream.contentType || 'no content type'}"`);
+    const parser = new MultipartParser(boundary, {
+      onPart: (part) => this.opts.onPart(part),
+      onWarning: (text) => this.opts.onWarning?.(text),
+      maxPartSize: this.opts.maxPartSize,
+    });
+    this.setState('connected', {});
+    this.stableTimer = setTimeout(() => (this.attempt = 0), this.backoff.stableAfter);
+    for await (const chunk of stream.body) {
+      parser.write(chunk as Buffer);
+      this.scheduleFlush(parser);
+    }
+    parser.flush();
+    throw new IpcamError('ECONN', 'The device ended the stream');
+  }
+
+  private scheduleFlush(parser: MultipartParser): void {
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.flushTimer = setTimeout(() => {
+      this.flushTimer = undefined;
+      parser.flush();
+    }, this.opts.flushDelay ?? 10);
+  }
+
+  private async failed(err: unknown, signal: AbortSignal): Promise<void> {
+    this.clearTimers();
+    const stream = this.stream;
+    this.stream = undefined;
+    await stream?.close();
+    if (signal.aborted || this.state === 'stopped') return;
+    const error = err instanceof IpcamError ? err : new IpcamError('ECONN', err instanceof Error ? err.message : String(err));
+    if (error.code === 'EHTTP' && (error.status === 400 || error.status === 404)) {
+      this.setState('unsupported', { error: new IpcamError('EHTTP', 'This stream is not supported by this device', { status: error.status }) });
+      return;
+    }
+    this.attempt += 1;
+    const auth = error.code === 'EAUTH';
+    const delay = auth ? this.backoff.authDelay : this.retryDelay();
+    this.setState(auth ? 'auth-failed' : 'retrying', { attempt: this.attempt, delay, error });
+    this.retryTimer = setTimeout(() => this.connect(), delay);
+  }
+
+  /** Exponential from `initial` to `max`; jitter takes up to a quarter off so that many nodes do not reconnect in step. */
+  private retryDelay(): number {
+    const base = Math.min(this.backoff.max, this.backoff.initial * 2 ** Math.min(this.attempt - 1, 30));
+    return Math.round(Math.max(this.backoff.initial, base * (0.75 + 0.25 * (this.opts.random ?? Math.random)())));
+  }
+
+  private clearTimers(): void {
+    for (const timer of [this.retryTimer, this.stableTimer, this.flushTimer]) if (timer) clearTimeout(timer);
+    this.retryTimer = this.stableTimer = this.flushTimer = undefined;
+  }
+
+  private setState(state: StreamState, info: StreamStateInfo): void {
+    this.state = state;
+    this.opts.onState?.(state, info);
+  }
+}
