@@ -1,0 +1,225 @@
+import type { ServerResponse } from 'node:http';
+import type { Route, SimContext } from './context';
+import { queryValue } from './context';
+import { sendText } from './respond';
+
+/** How the simulated device frames its multipart streams (the quirks of the field notes). */
+export interface StreamStyle {
+  /** `lf` sends LF-only line endings. */
+  lineEnding: 'crlf' | 'lf';
+  /** Declare `boundary=--ioboundary` (the delimiter on the wire stays `--ioboundary`). */
+  boundaryWithDashes: boolean;
+  /** Blank lines between parts. */
+  extraBlankLines: boolean;
+  /** A Content-Length header in each part. */
+  contentLength: boolean;
+}
+
+/** Faults played on streams already open. */
+export type StreamFault = 'drop' | 'stall' | 'garbage' | 'oversize';
+
+export type DetectionKind = 'motion' | 'audio';
+
+export interface RelayChange {
+  port: number;
+  active: boolean;
+  time: number;
+}
+
+interface OpenStream {
+  res: ServerResponse;
+  kind: 'input' | 'output' | DetectionKind;
+  /** Ports or groups asked for; empty = all. */
+  filter: number[];
+  timer?: NodeJS.Timeout;
+  stalled: boolean;
+}
+
+const IO_BOUNDARY = 'ioboundary';
+const OVERSIZE_BYTES = 2 * 1024 * 1024;
+
+/**
+ * Digital inputs, output relays and detection levels of the simulated device, with the CGI
+ * `input`, `output` and `detection` endpoints: check, multipart monitor streams, relay actions.
+ */
+export class SimulatedIo {
+  readonly inputs = new Map<number, boolean>([
+    [1, false],
+    [2, false],
+  ]);
+  readonly outputs = new Map<number, boolean>([
+    [1, false],
+    [2, false],
+  ]);
+  readonly levels: Record<DetectionKind, Map<number, { level: number; threshold: number }>> = {
+    motion: new Map([
+      [1, { level: 0, threshold: 40 }],
+      [2, { level: 0, threshold: 50 }],
+    ]),
+    audio: new Map([[1, { level: 0, threshold: 60 }]]),
+  };
+  style: StreamStyle = { lineEnding: 'crlf', boundaryWithDashes: false, extraBlankLines: false, contentLength: false };
+  /** Detection streams repeat the levels this often (ms). */
+  detectionInterval = 1000;
+  /** Every relay change, oldest first (bounded). */
+  readonly relayLog: RelayChange[] = [];
+  private readonly streams = new Set<OpenStream>();
+  private readonly sequenceTimers = new Set<NodeJS.Timeout>();
+
+  get openStreams(): number {
+    return this.streams.size;
+  }
+
+  setInput(port: number, active: boolean): void {
+    this.change(this.inputs, 'input', port, active);
+  }
+
+  setOutput(port: number, active: boolean): void {
+    this.change(this.outputs, 'output', port, active);
+    this.relayLog.push({ port, active, time: Date.now() });
+    if (this.relayLog.length > 1000) this.relayLog.splice(0, this.relayLog.length - 1000);
+  }
+
+  setLevel(kind: DetectionKind, group: number, level: number, threshold?: number): void {
+    const current = this.levels[kind].get(group) ?? { level: 0, threshold: 50 };
+    this.levels[kind].set(group, { level, threshold: threshold ?? current.threshold });
+    for (const s of this.streams) if (s.kind === kind && wants(s, group)) this.writeLevels(s);
+  }
+
+  /** Plays a fault on every open stream. */
+  streamFault(fault: StreamFault): void {
+    for (const s of this.streams) {
+      if (fault === 'drop') s.res.socket?.destroy();
+      else if (fault === 'stall') s.stalled = true;
+      else if (fault === 'garbage') s.res.write(Buffer.from('\x00\xff garbage \r\n\x7f\x01 no boundary here \n'));
+      else this.writePart(s, 'X'.repeat(OVERSIZE_BYTES));
+    }
+  }
+
+  closeAll(): void {
+    for (const timer of this.sequenceTimers) clearTimeout(timer);
+    this.sequenceTimers.clear();
+    for (const s of this.streams) this.forget(s);
+  }
+
+  readonly route: Route = (ctx) => {
+    const match = /^\/cgi-bin\/admin\/(input|output|detection)(\.cgi)?$/.exec(ctx.path);
+    if (!match) return false;
+    if (match[1] === 'detection') return this.detection(ctx);
+    const kind = match[1] as 'input' | 'output';
+    const ports = kind === 'input' ? this.inputs : this.outputs;
+    const action = queryValue(ctx, 'action');
+    if (kind === 'output' && action !== undefined) return this.relayAction(ctx, action);
+    const check = queryValue(ctx, 'check');
+    if (check !== undefined) {
+      const ids = parseIds(check);
+      if (!ids || ids.some((id) => !ports.has(id))) return badRequest(ctx, `unknown ${kind} in "${check}"`);
+      sendText(ctx.res, 200, ids.map((id) => `${kind}${id}=${ports.get(id) ? 1 : 0}\r\n`).join(''));
+      return true;
+    }
+    const monitor = queryValue(ctx, 'monitor');
+    if (monitor !== undefined) {
+      const ids = monitor === '' ? [] : parseIds(monitor);
+      if (!ids || ids.some((id) => !ports.has(id))) return badRequest(ctx, `unknown ${kind} in "${monitor}"`);
+      const stream = this.open(ctx.res, kind, ids);
+      // The current state first (H/L), changes after (/ and \).
+      for (const [port, active] of ports) if (wants(stream, port)) this.writePart(stream, `IO${port}:${active ? 'H' : 'L'}`);
+      return true;
+    }
+    return badRequest(ctx, `${kind} needs check, monitor${kind === 'output' ? ' or action' : ''}`);
+  };
+
+  private detection(ctx: SimContext): true {
+    const kind = (queryValue(ctx, 'type') ?? 'motion') as DetectionKind;
+    if (kind !== 'motion' && kind !== 'audio') return badRequest(ctx, `unknown detection type ${kind}`);
+    const groupText = queryValue(ctx, 'group');
+    const groups = groupText === undefined || groupText === '' ? [] : parseIds(groupText);
+    if (!groups || groups.some((g) => !this.levels[kind].has(g))) return badRequest(ctx, `unknown group in "${groupText ?? ''}"`);
+    const stream = this.open(ctx.res, kind, groups);
+    this.writeLevels(stream);
+    if (queryValue(ctx, 'mode') === 'single') {
+      this.forget(stream);
+      return true;
+    }
+    stream.timer = setInterval(() => this.writeLevels(stream), this.detectionInterval);
+    return true;
+  }
+
+  /** `output?action=[<id>]:<a>[<wait><a>...]`: `/` active, `\` inactive, waits in ms. */
+  private relayAction(ctx: SimContext, action: string): true {
+    const match = /^(\d*):([/\\](\d+[/\\])*)(\d+)?$/.exec(action);
+    const port = match ? Number(match[1] === '' ? 1 : match[1]) : NaN;
+    if (!match || !this.outputs.has(port)) return badRequest(ctx, `bad action "${action}"`);
+    const steps = (match[2] as string).match(/[/\\]|\d+/g) as string[];
+    let at = 0;
+    for (const step of steps) {
+      if (/^\d+$/.test(step)) {
+        at += Number(step);
+        continue;
+      }
+      const active = step === '/';
+      if (at === 0) this.setOutput(port, active);
+      else {
+        const timer = setTimeout(() => {
+          this.sequenceTimers.delete(timer);
+          this.setOutput(port, active);
+        }, at);
+        this.sequenceTimers.add(timer);
+      }
+    }
+    sendText(ctx.res, 200, 'OK');
+    return true;
+  }
+
+  private change(ports: Map<number, boolean>, kind: 'input' | 'output', port: number, active: boolean): void {
+    if (!ports.has(port)) throw new Error(`no ${kind} ${port}`);
+    const before = ports.get(port);
+    ports.set(port, active);
+    if (before === active) return;
+    for (const s of this.streams) if (s.kind === kind && wants(s, port)) this.writePart(s, `IO${port}:${active ? '/' : '\\'}`);
+  }
+
+  private open(res: ServerResponse, kind: OpenStream['kind'], filter: number[]): OpenStream {
+    const declared = this.style.boundaryWithDashes ? `--${IO_BOUNDARY}` : IO_BOUNDARY;
+    res.writeHead(200, { 'content-type': `multipart/x-mixed-replace; boundary=${declared}`, 'cache-control': 'no-cache', connection: 'close' });
+    const stream: OpenStream = { res, kind, filter, stalled: false };
+    this.streams.add(stream);
+    res.on('close', () => this.forget(stream));
+    return stream;
+  }
+
+  private forget(stream: OpenStream): void {
+    if (stream.timer) clearInterval(stream.timer);
+    if (this.streams.delete(stream)) stream.res.end();
+  }
+
+  private writeLevels(stream: OpenStream): void {
+    const levels = [...this.levels[stream.kind as DetectionKind]].filter(([group]) => wants(stream, group)).sort(([a], [b]) => a - b);
+    const eol = this.style.lineEnding === 'lf' ? '\n' : '\r\n';
+    this.writePart(stream, levels.map(([group, l]) => `group=${group};level=${l.level};threshold=${l.threshold};`).join(eol));
+  }
+
+  /** Boundary first, as the devices send it: a part is complete when the next one begins. */
+  private writePart(stream: OpenStream, body: string): void {
+    if (stream.stalled) return;
+    const eol = this.style.lineEnding === 'lf' ? '\n' : '\r\n';
+    const bytes = Buffer.from(body, 'latin1');
+    const headers = [`--${IO_BOUNDARY}`, 'Content-Type: text/plain', ...(this.style.contentLength ? [`Content-Length: ${bytes.length}`] : []), '', ''].join(eol);
+    const trailer = this.style.extraBlankLines ? eol + eol + eol : eol;
+    stream.res.write(Buffer.concat([Buffer.from(headers, 'latin1'), bytes, Buffer.from(trailer, 'latin1')]));
+  }
+}
+
+function wants(stream: OpenStream, id: number): boolean {
+  return stream.filter.length === 0 || stream.filter.includes(id);
+}
+
+function parseIds(text: string): number[] | undefined {
+  const ids = text.split(',').map((t) => t.trim());
+  return ids.every((t) => /^\d+$/.test(t)) ? ids.map(Number) : undefined;
+}
+
+function badRequest(ctx: SimContext, why: string): true {
+  sendText(ctx.res, 400, `Bad Request: ${why}`);
+  return true;
+}

@@ -1,0 +1,92 @@
+import { IpcamError, inputError } from '../lib/errors';
+import { detectionPath, parseIdList, parseLevels, type DetectionLevel, type DetectionType } from '../lib/cgi/io';
+import { MultipartParser, boundaryOf } from '../lib/stream/multipart';
+import { handleInput } from './action';
+import type { Node, NodeAPI, NodeDef, NodeMessage } from './red';
+import { clockNow, superviseStream } from './stream-node';
+
+interface DetectionDef extends NodeDef {
+  device?: string;
+  detection?: string;
+  groups?: string;
+  mode?: string;
+  emit?: string;
+}
+
+type EmitPolicy = 'every' | 'change' | 'trigger';
+
+/** Decides which readings become messages: all, those that changed, or those that flip a trigger. */
+function emitter(policy: EmitPolicy): (levels: DetectionLevel[]) => boolean {
+  let last: DetectionLevel[] | undefined;
+  return (levels) => {
+    const previous = last;
+    last = levels;
+    if (policy === 'every') return true;
+    if (!previous) return policy === 'change' || levels.some((l) => l.triggered);
+    const key = policy === 'change' ? (l: DetectionLevel) => `${l.group}:${l.level}:${l.threshold}` : (l: DetectionLevel) => `${l.group}:${l.triggered}`;
+    return levels.map(key).join() !== previous.map(key).join();
+  };
+}
+
+export = function register(RED: NodeAPI): void {
+  function IpcamDetectionStreamNode(this: Node, def: DetectionDef): void {
+    RED.nodes.createNode(this, def);
+    const type = (def.detection || 'motion') as DetectionType;
+    const policy = (def.emit || 'every') as EmitPolicy;
+    const shouldEmit = emitter(policy);
+    const toMessage = (levels: DetectionLevel[]): NodeMessage => ({ topic: type, payload: levels });
+
+    if (def.mode === 'single') {
+      // One reading per input message, on the device's pool like any request.
+      handleInput(RED, this, def.device, async (msg, client, signal) => {
+        const res = await client.request({ path: detectionPath(type, parseIdList(def.groups, 'Groups'), true), signal });
+        const levels = firstPartLevels(res.body, res.contentType);
+        msg.topic = type;
+        msg.payload = levels;
+        return { fill: 'green', shape: 'dot', text: `${levels.length} groups ${clockNow()}` };
+      });
+      return;
+    }
+    if (!['every', 'change', 'trigger'].includes(policy)) {
+      this.status({ fill: 'red', shape: 'ring', text: 'invalid input' });
+      this.error(inputError(`Unknown emit setting "${policy}": use every, change or trigger`));
+      return;
+    }
+    const control = superviseStream(
+      RED,
+      this,
+      def.device,
+      () => detectionPath(type, parseIdList(def.groups, 'Groups'), false),
+      (part) => {
+        const levels = parseLevels(part.body.toString('latin1'));
+        if (levels.length === 0 || !shouldEmit(levels)) return;
+        this.send(toMessage(levels));
+        const top = levels.reduce((a, b) => (b.level > a.level ? b : a));
+        control?.showEvent(`${top.triggered ? 'triggered' : 'level'} ${top.level} ${clockNow()}`);
+      },
+    );
+    if (!control) return;
+    control.start();
+    this.on('input', (msg, _send, done) => {
+      const command = typeof msg.payload === 'string' ? msg.payload.trim().toLowerCase() : '';
+      if (command === 'start') return void (control.start(), done());
+      if (command === 'stop') return void control.stop().then(() => done());
+      const error = new IpcamError('EINPUT', `Unknown command ${JSON.stringify(msg.payload)}: send 'start' or 'stop'`);
+      msg['error'] = error.toJSON();
+      done(error);
+    });
+  }
+  RED.nodes.registerType('ipcam-detection-stream', IpcamDetectionStreamNode as (this: never, def: never) => void);
+};
+
+/** `mode=single` answers one part (a multipart body, or plain text on some firmware). */
+function firstPartLevels(body: Buffer, contentType: string): DetectionLevel[] {
+  const boundary = boundaryOf(contentType);
+  if (!boundary) return parseLevels(body.toString('latin1'));
+  let first: Buffer | undefined;
+  const parser = new MultipartParser(boundary, { onPart: (p) => (first ??= p.body) });
+  parser.write(body);
+  parser.flush();
+  if (!first) throw new IpcamError('EPARSE', 'The detection answer held no reading');
+  return parseLevels(first.toString('latin1'));
+}

@@ -1,0 +1,81 @@
+import { IpcamError } from '../lib/errors';
+import type { MultipartPart } from '../lib/stream/multipart';
+import { StreamSupervisor, type StreamState, type StreamStateInfo } from '../lib/stream/supervisor';
+import type { DeviceClient } from '../lib/transport/client';
+import { shortReason } from './action';
+import type { DeviceConfigNode } from './device-config';
+import type { Node, NodeAPI, NodeStatus } from './red';
+
+export interface StreamNodeControl {
+  start(): void;
+  stop(): Promise<void>;
+  /** The last event, for the status text (under 20 characters). */
+  showEvent(text: string): void;
+}
+
+/**
+ * The connection side every stream node shares: a supervised stream per node, its state in the
+ * status, `start`/`stop`, and release of everything on close. Returns undefined (with a red
+ * status and an error) when the device setting is unusable.
+ */
+export function superviseStream(
+  RED: NodeAPI,
+  node: Node,
+  deviceId: string | undefined,
+  path: (client: DeviceClient) => string,
+  onPart: (part: MultipartPart) => void,
+): StreamNodeControl | undefined {
+  let client: DeviceClient;
+  let target: string;
+  try {
+    const device = deviceId ? (RED.nodes.getNode(deviceId) as DeviceConfigNode | null) : null;
+    if (!device || typeof device.getClient !== 'function') throw new IpcamError('EINPUT', 'No device configured: choose an ipcam-device in the node settings');
+    client = device.getClient();
+    target = path(client);
+  } catch (err) {
+    const error = err instanceof IpcamError ? err : new IpcamError('EINPUT', String(err));
+    node.status({ fill: 'red', shape: 'ring', text: shortReason(error) });
+    node.error(error);
+    return undefined;
+  }
+  const supervisor = new StreamSupervisor({
+    client,
+    path: target,
+    onPart,
+    onState: (state, info) => node.status(stateStatus(state, info)),
+    onWarning: (text) => node.warn(text),
+  });
+  node.on('close', (_removed, done) => {
+    void supervisor.stop().finally(() => {
+      node.status({});
+      done();
+    });
+  });
+  return {
+    start: () => supervisor.start(),
+    stop: () => supervisor.stop(),
+    showEvent: (text) => node.status({ fill: 'green', shape: 'dot', text: text.slice(0, 19) }),
+  };
+}
+
+function stateStatus(state: StreamState, info: StreamStateInfo): NodeStatus {
+  switch (state) {
+    case 'connecting':
+      return { fill: 'yellow', shape: 'ring', text: info.attempt ? `connecting (${info.attempt})` : 'connecting' };
+    case 'connected':
+      return { fill: 'green', shape: 'dot', text: 'connected' };
+    case 'retrying':
+      return { fill: 'yellow', shape: 'ring', text: `retry ${info.attempt ?? ''} in ${Math.round((info.delay ?? 0) / 1000)}s` };
+    case 'auth-failed':
+      return { fill: 'red', shape: 'ring', text: `auth failed, ${Math.round((info.delay ?? 0) / 60000)} min` };
+    case 'unsupported':
+      return { fill: 'red', shape: 'ring', text: 'not supported' };
+    case 'stopped':
+      return { fill: 'grey', shape: 'ring', text: 'stopped' };
+  }
+}
+
+/** HH:MM:SS of now, for status texts. */
+export function clockNow(): string {
+  return new Date().toTimeString().slice(0, 8);
+}
