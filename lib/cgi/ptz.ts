@@ -1,0 +1,101 @@
+import { inputError } from '../errors';
+import type { DeviceClient } from '../transport/client';
+import { buildCgiPath, type CgiValue } from './codec';
+
+export const CGI_MOVES = ['home', 'up', 'down', 'left', 'right', 'upleft', 'upright', 'downleft', 'downright', 'stop', 'reset'] as const;
+export type CgiMove = (typeof CGI_MOVES)[number];
+
+/** A PTZ command of the CGI interface (`ptzset` and `ptzconfig`). */
+export type CgiPtzCommand =
+  | { action: 'move'; move: CgiMove; continuous?: boolean; stream?: number }
+  | { action: 'gotoPreset'; preset: number | string; stream?: number }
+  | { action: 'savePreset'; preset: number | string; home?: boolean; stream?: number }
+  | { action: 'removePreset'; preset: number | string; stream?: number }
+  | { action: 'removeAllPresets'; stream?: number }
+  | { action: 'startTour'; tour: number; stream?: number }
+  | { action: 'stopTour'; tour: number; stream?: number };
+
+export const CGI_PTZ_ACTIONS = ['move', 'gotoPreset', 'savePreset', 'removePreset', 'removeAllPresets', 'startTour', 'stopTour', ...CGI_MOVES] as const;
+
+/** Presets are numbers 0-31 or names of at most 31 characters without `~`. */
+export function checkPreset(value: unknown): number | string {
+  if (typeof value === 'number' || (typeof value === 'string' && /^\d+$/.test(value.trim()))) {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < 0 || n > 31) throw inputError(`Preset number must be 0-31, got ${JSON.stringify(value)}`);
+    return n;
+  }
+  if (typeof value !== 'string' || value.trim() === '') throw inputError(`Preset must be a number 0-31 or a name, got ${JSON.stringify(value)}`);
+  if (value.length > 31) throw inputError(`Preset name must be at most 31 characters, got ${value.length}`);
+  if (value.includes('~')) throw inputError('Preset name must not contain ~');
+  return value;
+}
+
+export function checkTour(value: unknown): number {
+  const n = typeof value === 'string' && /^\d+$/.test(value.trim()) ? Number(value) : value;
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n > 3) throw inputError(`Tour must be 0-3, got ${JSON.stringify(value)}`);
+  return n;
+}
+
+function checkStream(value: unknown): number | undefined {
+  if (value === undefined || value === null || value === '') return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw inputError(`stream must be a whole number, got ${JSON.stringify(value)}`);
+  return n;
+}
+
+/** Checks a command (object or short form like `'left'`) before anything is sent. */
+export function checkCgiPtz(input: unknown): CgiPtzCommand {
+  const fields = (typeof input === 'object' && input !== null ? input : { action: input }) as Record<string, unknown>;
+  const action = typeof fields['action'] === 'string' ? fields['action'].trim() : fields['action'];
+  const stream = checkStream(fields['stream']);
+  const withStream = <T extends object>(c: T): T => (stream === undefined ? c : { ...c, stream });
+  const move = CGI_MOVES.find((m) => typeof action === 'string' && m === action.toLowerCase());
+  if (move) return withStream({ action: 'move', move, continuous: fields['continuous'] === true });
+  switch (action) {
+    case 'move': {
+      const m = CGI_MOVES.find((x) => x === String(fields['move']).toLowerCase());
+      if (!m) throw inputError(`Unknown move ${JSON.stringify(fields['move'])}: use ${CGI_MOVES.join(', ')}`);
+      return withStream({ action: 'move', move: m, continuous: fields['continuous'] === true });
+    }
+    case 'gotoPreset':
+    case 'removePreset':
+      return withStream({ action, preset: checkPreset(fields['preset']) });
+    case 'savePreset':
+      return withStream({ action, preset: checkPreset(fields['preset']), home: fields['home'] === true });
+    case 'removeAllPresets':
+      return withStream({ action });
+    case 'startTour':
+    case 'stopTour':
+      return withStream({ action, tour: checkTour(fields['tour']) });
+    default:
+      throw inputError(`Unknown PTZ action ${JSON.stringify(fields['action'])}: use ${CGI_PTZ_ACTIONS.join(', ')}`);
+  }
+}
+
+/** The request target of a checked command; repeated `move` keys for continuous moves. */
+export function cgiPtzPath(c: CgiPtzCommand): string {
+  const stream: Array<[string, CgiValue | null]> = c.stream === undefined ? [] : [['stream', c.stream]];
+  const byPreset = (prefix: string, preset: number | string): [string, CgiValue] => (typeof preset === 'number' ? [`${prefix}no`, preset] : [`${prefix}name`, preset]);
+  switch (c.action) {
+    case 'move':
+      return buildCgiPath('/cgi-bin/operator/ptzset', [['move', c.move], ...(c.continuous ? ([['move', 'repeat']] as const) : []), ...stream]);
+    case 'gotoPreset':
+      return buildCgiPath('/cgi-bin/operator/ptzset', [byPreset('gotoserverpreset', c.preset), ...stream]);
+    case 'startTour':
+      return buildCgiPath('/cgi-bin/operator/ptzset', [['runservertourno', c.tour], ...stream]);
+    case 'stopTour':
+      return buildCgiPath('/cgi-bin/operator/ptzset', [['stopservertourno', c.tour], ...stream]);
+    case 'savePreset':
+      return buildCgiPath('/cgi-bin/operator/ptzconfig', [byPreset('setserverpreset', c.preset), ...(c.home ? ([['home', 'yes']] as const) : []), ...stream]);
+    case 'removePreset':
+      return buildCgiPath('/cgi-bin/operator/ptzconfig', [byPreset('removeserverpreset', c.preset), ...stream]);
+    case 'removeAllPresets':
+      return buildCgiPath('/cgi-bin/operator/ptzconfig', [['removeallpreset', null], ...stream]);
+  }
+}
+
+export async function cgiPtz(client: DeviceClient, input: unknown, signal?: AbortSignal): Promise<CgiPtzCommand> {
+  const command = checkCgiPtz(input);
+  await client.request({ path: cgiPtzPath(command), signal });
+  return command;
+}

@@ -1,0 +1,181 @@
+import { buildDocument, child, parseXml, xml } from '../xml/codec';
+import type { Route, SimContext } from './context';
+import { sendText, sendXml, sendXmlStatus, sendXmlSuccess } from './respond';
+
+const ACTIONS = ['Up', 'Down', 'Left', 'Right', 'LeftUp', 'LeftDown', 'RightUp', 'RightDown', 'ZoomIn', 'ZoomOut', 'Near', 'Far', 'IrisOpen', 'IrisClose', 'Stop'];
+const MOVES = ['home', 'up', 'down', 'left', 'right', 'upleft', 'upright', 'downleft', 'downright', 'repeat', 'stop', 'reset'];
+
+export interface PtzCommand {
+  api: 'xml' | 'cgi';
+  channel: number;
+  action: string;
+  speed?: number;
+  time: number;
+}
+
+interface ChannelState {
+  moving: boolean;
+  action?: string;
+  speed?: number;
+}
+
+/** PTZ of the simulated device: XML PtzControl/PtzGetCaps and CGI ptzset/ptzconfig. */
+export class SimulatedPtz {
+  /** Speed range reported by PtzGetCaps. */
+  speedRange = { min: 1, max: 8 };
+  /** Channels 1..channels exist (a recorder has several). */
+  channels = 4;
+  readonly state = new Map<number, ChannelState>();
+  /** Presets by number (0-31) and by name, each with the position counter saved. */
+  readonly presets = new Map<string, number>();
+  readonly tours = new Set<number>();
+  home: number | undefined;
+  position = 0;
+  readonly log: PtzCommand[] = [];
+
+  channel(n: number): ChannelState {
+    let s = this.state.get(n);
+    if (!s) this.state.set(n, (s = { moving: false }));
+    return s;
+  }
+
+  readonly route: Route = (ctx) => {
+    const [, operation, ...rest] = ctx.path.split('/');
+    if (operation === 'PtzGetCaps') return this.caps(ctx, rest);
+    if (operation === 'PtzControl') return this.control(ctx, rest);
+    if (ctx.path === '/cgi-bin/operator/ptzset') return this.ptzset(ctx);
+    if (ctx.path === '/cgi-bin/operator/ptzconfig') return this.ptzconfig(ctx);
+    return false;
+  };
+
+  private channelOf(ctx: SimContext, text: string | undefined): number | undefined {
+    const channel = text === undefined ? 1 : Number(text);
+    if (!Number.isInteger(channel) || channel < 1 || channel > this.channels) {
+      sendXmlStatus(ctx.res, 12, 'Channel Error');
+      return undefined;
+    }
+    return channel;
+  }
+
+  private caps(ctx: SimContext, rest: string[]): true {
+    if (this.channelOf(ctx, rest[0]) === undefined) return true;
+    sendXml(ctx.res, 200, buildDocument('1.0', [xml.el('caps', [xml.uint('controlMinSpeed', this.speedRange.min), xml.uint('controlMaxSpeed', this.speedRange.max)])]));
+    return true;
+  }
+
+  /** `/PtzControl/<action>` or `/PtzControl/<channel>/<action>`. */
+  private control(ctx: SimContext, rest: string[]): true {
+    const [first, second] = rest;
+    const channel = this.channelOf(ctx, second === undefined ? undefined : first);
+    if (channel === undefined) return true;
+    const action = second ?? first ?? '';
+    if (!ACTIONS.includes(action)) return xmlFail(ctx, 1, 'Invalid Request');
+    let speed: number;
+    try {
+      speed = Number(child(parseXml(ctx.body), 'speed')?.text);
+    } catch {
+      return xmlFail(ctx, 2, 'Invalid XML Format');
+    }
+    if (!Number.isInteger(speed) || speed < this.speedRange.min || speed > this.speedRange.max) return xmlFail(ctx, 16, 'Range Error');
+    const s = this.channel(channel);
+    if (action === 'Stop') Object.assign(s, { moving: false, action: undefined, speed: undefined });
+    else Object.assign(s, { moving: true, action, speed });
+    this.record({ api: 'xml', channel, action, speed, time: Date.now() });
+    sendXmlSuccess(ctx.res);
+    return true;
+  }
+
+  private ptzset(ctx: SimContext): true {
+    const moves = ctx.query.filter(([k]) => k === 'move').map(([, v]) => v);
+    const value = (key: string): string | undefined => ctx.query.find(([k]) => k === key)?.[1];
+    const s = this.channel(1);
+    if (moves.length > 0) {
+      if (moves.some((m) => !MOVES.includes(m))) return bad(ctx, `unknown move ${moves.join(',')}`);
+      const move = moves.find((m) => m !== 'repeat') ?? 'stop';
+      if (move === 'home' && this.home === undefined) return bad(ctx, 'no home position set');
+      const continuous = moves.includes('repeat') && move !== 'stop';
+      if (move === 'home') this.position = this.home as number;
+      else if (move !== 'stop' && move !== 'reset') this.position += 5;
+      Object.assign(s, continuous ? { moving: true, action: move } : { moving: false, action: undefined });
+      this.record({ api: 'cgi', channel: 1, action: continuous ? `${move}+repeat` : move, time: Date.now() });
+      return ok(ctx);
+    }
+    const presetNo = value('gotoserverpresetno');
+    const presetName = value('gotoserverpresetname');
+    if (presetNo !== undefined || presetName !== undefined) {
+      const key = presetNo !== undefined ? `#${presetNo}` : `@${presetName}`;
+      const position = this.presets.get(key);
+      if (position === undefined) return bad(ctx, `no preset ${key.slice(1)}`);
+      this.position = position;
+      this.record({ api: 'cgi', channel: 1, action: `goto ${key}`, time: Date.now() });
+      return ok(ctx);
+    }
+    const run = value('runservertourno');
+    const stop = value('stopservertourno');
+    const tour = Number(run ?? stop);
+    if ((run !== undefined || stop !== undefined) && Number.isInteger(tour) && tour >= 0 && tour <= 3) {
+      if (run !== undefined) this.tours.add(tour);
+      else this.tours.delete(tour);
+      this.record({ api: 'cgi', channel: 1, action: `${run !== undefined ? 'run' : 'stop'} tour ${tour}`, time: Date.now() });
+      return ok(ctx);
+    }
+    return bad(ctx, 'nothing to do');
+  }
+
+  private ptzconfig(ctx: SimContext): true {
+    const value = (key: string): string | undefined => ctx.query.find(([k]) => k === key)?.[1];
+    if (ctx.query.some(([k]) => k === 'removeallpreset')) {
+      this.presets.clear();
+      this.record({ api: 'cgi', channel: 1, action: 'remove all presets', time: Date.now() });
+      return ok(ctx);
+    }
+    const setNo = value('setserverpresetno');
+    const setName = value('setserverpresetname');
+    if (setNo !== undefined || setName !== undefined) {
+      const key = setNo !== undefined ? presetNumberKey(setNo) : presetNameKey(setName as string);
+      if (!key) return bad(ctx, 'bad preset');
+      this.presets.set(key, this.position);
+      if (value('home') === 'yes') this.home = this.position;
+      this.record({ api: 'cgi', channel: 1, action: `save ${key}${value('home') === 'yes' ? ' home' : ''}`, time: Date.now() });
+      return ok(ctx);
+    }
+    const removeNo = value('removeserverpresetno');
+    const removeName = value('removeserverpresetname');
+    if (removeNo !== undefined || removeName !== undefined) {
+      const key = removeNo !== undefined ? presetNumberKey(removeNo) : presetNameKey(removeName as string);
+      if (!key || !this.presets.delete(key)) return bad(ctx, 'no such preset');
+      this.record({ api: 'cgi', channel: 1, action: `remove ${key}`, time: Date.now() });
+      return ok(ctx);
+    }
+    return bad(ctx, 'nothing to do');
+  }
+
+  private record(command: PtzCommand): void {
+    this.log.push(command);
+    if (this.log.length > 1000) this.log.splice(0, this.log.length - 1000);
+  }
+}
+
+function presetNumberKey(text: string): string | undefined {
+  const n = Number(text);
+  return /^\d+$/.test(text) && n >= 0 && n <= 31 ? `#${n}` : undefined;
+}
+
+function presetNameKey(name: string): string | undefined {
+  return name !== '' && name.length <= 31 && !name.includes('~') ? `@${name}` : undefined;
+}
+
+function xmlFail(ctx: SimContext, code: number, desc: string): true {
+  sendXmlStatus(ctx.res, code, desc);
+  return true;
+}
+
+function ok(ctx: SimContext): true {
+  sendText(ctx.res, 200, 'OK');
+  return true;
+}
+
+function bad(ctx: SimContext, why: string): true {
+  sendText(ctx.res, 400, `Bad Request: ${why}`);
+  return true;
+}

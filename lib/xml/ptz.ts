@@ -1,0 +1,91 @@
+import { IpcamError, inputError } from '../errors';
+import type { DeviceClient } from '../transport/client';
+import { xmlCall } from './call';
+import { buildDocument, child, path, xml } from './codec';
+
+/** The 15 actions of PtzControl. */
+export const PTZ_ACTIONS = [
+  'Up',
+  'Down',
+  'Left',
+  'Right',
+  'LeftUp',
+  'LeftDown',
+  'RightUp',
+  'RightDown',
+  'ZoomIn',
+  'ZoomOut',
+  'Near',
+  'Far',
+  'IrisOpen',
+  'IrisClose',
+  'Stop',
+] as const;
+export type PtzAction = (typeof PTZ_ACTIONS)[number];
+
+export interface SpeedRange {
+  min: number;
+  max: number;
+}
+
+/** Spec: typically 1-8 when the device does not say. */
+export const DEFAULT_SPEED_RANGE: SpeedRange = { min: 1, max: 8 };
+
+/** `'left'`, `'LEFT'` or `'Left'` to the action's spelling; anything else is `EINPUT`. */
+export function ptzAction(value: unknown): PtzAction {
+  const found = typeof value === 'string' ? PTZ_ACTIONS.find((a) => a.toLowerCase() === value.trim().toLowerCase()) : undefined;
+  if (!found) throw inputError(`Unknown PTZ action ${JSON.stringify(value)}: use one of ${PTZ_ACTIONS.join(', ')}`);
+  return found;
+}
+
+export function checkChannel(value: unknown): number {
+  if (value === undefined || value === null || value === '') return 1;
+  const n = typeof value === 'string' ? Number(value) : value;
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 1) throw inputError(`Channel must be a whole number from 1, got ${JSON.stringify(value)}`);
+  return n;
+}
+
+export function checkSpeed(value: unknown, range: SpeedRange): number {
+  const n = typeof value === 'string' && /^\d+$/.test(value.trim()) ? Number(value) : value;
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < range.min || n > range.max) {
+    throw inputError(`Speed must be a whole number from ${range.min} to ${range.max}, got ${JSON.stringify(value)}`);
+  }
+  return n;
+}
+
+/** PtzGetCaps: the speed range of a channel. */
+export async function getPtzCaps(client: DeviceClient, channel = 1, signal?: AbortSignal): Promise<SpeedRange> {
+  const root = await xmlCall(client, { path: `/PtzGetCaps/${checkChannel(channel)}`, signal });
+  const caps = child(root, 'caps') ?? root;
+  const min = Number(path(caps, 'controlMinSpeed')?.text);
+  const max = Number(path(caps, 'controlMaxSpeed')?.text);
+  if (!Number.isInteger(min) || !Number.isInteger(max) || min > max) throw new IpcamError('EPARSE', 'PtzGetCaps answered no speed range');
+  return { min, max };
+}
+
+const rangeCache = new WeakMap<DeviceClient, Map<number, Promise<SpeedRange>>>();
+
+/** The speed range, read once per device and channel; 1-8 when the device cannot tell. */
+export function speedRange(client: DeviceClient, channel: number): Promise<SpeedRange> {
+  let perChannel = rangeCache.get(client);
+  if (!perChannel) rangeCache.set(client, (perChannel = new Map()));
+  let range = perChannel.get(channel);
+  if (!range) {
+    range = getPtzCaps(client, channel).catch((err: unknown) => {
+      // Credentials and connection problems are not "no caps": let the next move ask again.
+      if (err instanceof IpcamError && (err.code === 'EAUTH' || err.code === 'ECONN' || err.code === 'ETIMEOUT')) {
+        perChannel?.delete(channel);
+        throw err;
+      }
+      return DEFAULT_SPEED_RANGE;
+    });
+    perChannel.set(channel, range);
+  }
+  return range;
+}
+
+/** PtzControl: `/PtzControl/<channel>/<action>` with `actionInfo/speed`. */
+export async function ptzControl(client: DeviceClient, action: PtzAction, speed: number, channel = 1, signal?: AbortSignal): Promise<void> {
+  const body = buildDocument('1.0', [xml.uint('speed', speed)], 'actionInfo');
+  await xmlCall(client, { path: `/PtzControl/${checkChannel(channel)}/${action}`, body, signal });
+}

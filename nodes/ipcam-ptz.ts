@@ -1,0 +1,46 @@
+import { cgiPtz } from '../lib/cgi/ptz';
+import { inputError } from '../lib/errors';
+import { PtzMover } from '../lib/xml/ptz-mover';
+import type { DeviceClient } from '../lib/transport/client';
+import { handleInput, payloadObject } from './action';
+import type { Node, NodeAPI, NodeDef } from './red';
+
+interface PtzDef extends NodeDef {
+  device?: string;
+  api?: string;
+  action?: string;
+  speed?: string | number;
+  duration?: string | number;
+  channel?: string | number;
+}
+
+export = function register(RED: NodeAPI): void {
+  function IpcamPtzNode(this: Node, def: PtzDef): void {
+    RED.nodes.createNode(this, def);
+    const api = def.api || 'xml';
+    // One mover per node and device client: it owns the pending Stop of this node's moves.
+    let mover: { client: DeviceClient; mover: PtzMover } | undefined;
+    const moverFor = (client: DeviceClient): PtzMover => {
+      if (mover?.client !== client) mover = { client, mover: new PtzMover(client, (err) => this.warn(`PTZ stop failed: ${err instanceof Error ? err.message : String(err)}`)) };
+      return mover.mover;
+    };
+
+    handleInput(RED, this, def.device, async (msg, client, signal) => {
+      if (api !== 'xml' && api !== 'cgi') throw inputError(`Unknown PTZ interface "${api}": use xml or cgi`);
+      const fields = payloadObject(msg) ?? (typeof msg.payload === 'string' && msg.payload.trim() !== '' ? { action: msg.payload } : {});
+      const request = { action: def.action, speed: def.speed, duration: def.duration, channel: def.channel, ...fields };
+      if (api === 'cgi') {
+        const command = await cgiPtz(client, request, signal);
+        msg.payload = { action: command.action === 'move' ? command.move : command.action, ok: true };
+      } else {
+        msg.payload = await moverFor(client).move(request, signal);
+      }
+      const done = msg.payload as { action: string };
+      return { fill: 'green', shape: 'dot', text: done.action };
+    });
+    this.on('close', (_removed, done) => {
+      void (mover ? mover.mover.close() : Promise.resolve()).finally(done);
+    });
+  }
+  RED.nodes.registerType('ipcam-ptz', IpcamPtzNode as (this: never, def: never) => void);
+};
