@@ -74,8 +74,12 @@ export function shortReason(err: IpcamError): string {
   }
 }
 
-/** A plain object payload (overrides of the settings), or undefined for anything else. */
+/**
+ * A plain object payload (overrides of the settings) as a copy without null or undefined fields,
+ * so that `{ group: null }` falls back to the setting; undefined for anything else.
+ */
 export function payloadObject(msg: NodeMessage): Record<string, unknown> | undefined {
   const p = msg.payload;
-  return typeof p === 'object' && p !== null && !Array.isArray(p) && !Buffer.isBuffer(p) ? (p as Record<string, unknown>) : undefined;
+  if (typeof p !== 'object' || p === null || Array.isArray(p) || Buffer.isBuffer(p)) return undefined;
+  return Object.fromEntries(Object.entries(p).filter(([, v]) => v !== undefined && v !== null));
 }

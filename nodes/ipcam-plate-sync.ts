@@ -17,9 +17,9 @@ export = function register(RED: NodeAPI): void {
       const summary = `+${report.added.length} ~${report.modified.length} -${report.removed.length}`;
       if (report.failed.length > 0) {
         this.warn(`${report.failed.length} plates could not be synced: ${report.failed.slice(0, 5).map((f) => `${f.plate} (${f.action}: ${f.error})`).join(', ')}`);
-        return { fill: 'yellow', shape: 'dot', text: `${summary} !${report.failed.length}` };
+        return { fill: 'yellow', shape: 'dot', text: `${summary} !${report.failed.length}`.slice(0, 19) };
       }
-      return { fill: report.dryRun ? 'blue' : 'green', shape: 'dot', text: report.dryRun ? `plan ${summary}` : summary };
+      return { fill: report.dryRun ? 'blue' : 'green', shape: 'dot', text: (report.dryRun ? `plan ${summary}` : summary).slice(0, 19) };
     });
   }
   RED.nodes.registerType('ipcam-plate-sync', IpcamPlateSyncNode as (this: never, def: never) => void);

@@ -38,6 +38,9 @@ const DEVICE_ERRORS: Record<number, string> = {
   207: 'Plate group does not exist',
 };
 
+/** Password expired, unauthorized, user locked: credential problems, whatever the HTTP status. */
+const AUTH_CODES = new Set([8, 9, 10]);
+
 export function deviceErrorText(code: number): string {
   return DEVICE_ERRORS[code] ?? 'Device error';
 }
@@ -54,7 +57,7 @@ export function failureOf(root: XmlElement, httpStatus?: number): IpcamError | u
   const desc = root.attrs['errorDesc'] ?? child(root, 'errorDesc')?.text;
   const deviceCode = code ?? -1;
   const message = `${deviceErrorText(deviceCode)} (device error ${code ?? 'without code'}${desc ? `: ${desc}` : ''})`;
-  return new IpcamError('EDEVICE', message, {
+  return new IpcamError(AUTH_CODES.has(deviceCode) ? 'EAUTH' : 'EDEVICE', message, {
     deviceCode,
     ...(desc !== undefined && { deviceDesc: desc }),
     ...(httpStatus !== undefined && { status: httpStatus }),

@@ -55,13 +55,18 @@ export function checkPlate(value: unknown, group?: unknown): CheckedPlate {
     if (typeof v !== 'string' && typeof v !== 'number') throw inputError(`Plate ${plate.plate}: ${key} must be text`);
     plate[key] = String(v);
   }
-  if (fields['begin'] !== undefined && fields['begin'] !== null) plate.begin = checkDateTime(fields['begin'], `Plate ${plate.plate}: begin`);
-  if (fields['end'] !== undefined && fields['end'] !== null) plate.end = checkDateTime(fields['end'], `Plate ${plate.plate}: end`);
+  // An empty date (as a device record may carry) means "not given".
+  if (given(fields['begin'])) plate.begin = checkDateTime(fields['begin'], `Plate ${plate.plate}: begin`);
+  if (given(fields['end'])) plate.end = checkDateTime(fields['end'], `Plate ${plate.plate}: end`);
   // The fixed-width format sorts like the moments it names.
   if (plate.begin !== undefined && plate.end !== undefined && plate.begin > plate.end) {
     throw inputError(`Plate ${plate.plate}: begin ${plate.begin} is after end ${plate.end}`);
   }
   return plate;
+}
+
+function given(value: unknown): boolean {
+  return value !== undefined && value !== null && value !== '';
 }
 
 /** A list of plates (or one plate): every entry checked before anything is sent. */

@@ -1,7 +1,7 @@
-import { IpcamError, inputError } from '../errors';
+import { inputError } from '../errors';
 import type { DeviceClient } from '../transport/client';
 import { checkGroup, checkPlate, type CheckedPlate } from './plate-input';
-import { addPlates, deletePlates, modifyPlate, queryPlates, type PlateRecord, type PlateResult } from './plates';
+import { addPlates, deletePlates, modifyPlate, plateError, queryPlates, type PlateRecord, type PlateResult } from './plates';
 
 /** What a sync did (or, on a dry run, would do), as plate numbers. */
 export interface SyncReport {
@@ -28,10 +28,8 @@ export interface SyncPlan {
 export function planSync(group: string, desired: CheckedPlate[], existing: PlateRecord[]): SyncPlan {
   const plan: SyncPlan = { group, add: [], modify: [], remove: [], unchanged: [] };
   const onDevice = new Map(existing.map((r) => [r.plate, r]));
-  const wanted = new Set<string>();
+  const wanted = uniquePlates(desired);
   for (const plate of desired) {
-    if (wanted.has(plate.plate)) throw inputError(`Plate ${plate.plate} is listed twice`);
-    wanted.add(plate.plate);
     const record = onDevice.get(plate.plate);
     if (!record) plan.add.push(plate);
     else if (differs(plate, record)) plan.modify.push(plate);
@@ -39,6 +37,16 @@ export function planSync(group: string, desired: CheckedPlate[], existing: Plate
   }
   for (const record of existing) if (!wanted.has(record.plate)) plan.remove.push({ plate: record.plate, group });
   return plan;
+}
+
+/** The plate numbers of the list; a plate listed twice is `EINPUT`. */
+function uniquePlates(desired: CheckedPlate[]): Set<string> {
+  const seen = new Set<string>();
+  for (const plate of desired) {
+    if (seen.has(plate.plate)) throw inputError(`Plate ${plate.plate} is listed twice`);
+    seen.add(plate.plate);
+  }
+  return seen;
 }
 
 function differs(plate: CheckedPlate, record: PlateRecord): boolean {
@@ -57,6 +65,8 @@ export async function syncPlates(client: DeviceClient, input: unknown, opts: { g
   const desired = input.map((entry) => checkPlate(entry, group));
   const stray = desired.find((p) => p.group !== group);
   if (stray) throw inputError(`Plate ${stray.plate} is in group ${stray.group}; a sync covers group ${group} only`);
+  // Checked before the query: EINPUT means nothing was sent.
+  uniquePlates(desired);
 
   const { plates: existing } = await queryPlates(client, { group }, { signal: opts.signal });
   const plan = planSync(group, desired, existing);
@@ -67,17 +77,18 @@ export async function syncPlates(client: DeviceClient, input: unknown, opts: { g
     report.removed = plan.remove.map((p) => p.plate);
     return report;
   }
+  // Removals first: a nearly full library must have room for the additions.
+  if (plan.remove.length > 0) collect(report, 'remove', report.removed, await deletePlates(client, plan.remove, { group, signal: opts.signal }));
   if (plan.add.length > 0) collect(report, 'add', report.added, await addPlates(client, plan.add, { group, signal: opts.signal }));
   for (const plate of plan.modify) {
     try {
       await modifyPlate(client, plate, { signal: opts.signal });
       report.modified.push(plate.plate);
     } catch (err) {
-      if (!(err instanceof IpcamError) || err.code !== 'EDEVICE') throw err;
+      if (!plateError(err)) throw err;
       report.failed.push({ plate: plate.plate, action: 'modify', errorCode: err.deviceCode ?? -1, error: err.message });
     }
   }
-  if (plan.remove.length > 0) collect(report, 'remove', report.removed, await deletePlates(client, plan.remove, { group, signal: opts.signal }));
   return report;
 }
 

@@ -49,6 +49,13 @@ export const MAX_PLATES_PER_ADD = 100;
 export const QUERY_PAGE = 100;
 const PLATE_VERSION = '2.1.0';
 const CODE_EXISTS = 203;
+/** Codes that concern one plate (range error, plate library errors); anything else fails the whole call. */
+const PLATE_CODES = new Set([16, 201, 202, 203, 204, 205, 206, 207]);
+
+/** A device error about one plate (reported per plate), not about the whole call. */
+export function plateError(err: unknown): err is IpcamError {
+  return err instanceof IpcamError && err.code === 'EDEVICE' && PLATE_CODES.has(err.deviceCode ?? -1);
+}
 const CODE_NO_RESOURCES = 20;
 
 export interface AddOptions extends BatchOptions {
@@ -101,8 +108,8 @@ async function settleAdded(client: DeviceClient, plate: CheckedPlate, code: numb
     await modifyPlate(client, plate, { signal: opts.signal });
     return succeeded(plate);
   } catch (err) {
-    if (!(err instanceof IpcamError) || err.code !== 'EDEVICE') throw err;
-    return failed(plate, err.deviceCode ?? -1, `Added, but setting its details failed: ${err.message}`);
+    if (!plateError(err)) throw err;
+    return failed(plate, err.deviceCode ?? -1, `${exists ? 'Exists' : 'Added'}, but setting its details failed: ${err.message}`);
   }
 }
 
@@ -123,18 +130,17 @@ export async function queryPlates(client: DeviceClient, query: PlateQuery = {}, 
   if (limit !== undefined && (!Number.isInteger(limit) || limit < 1)) throw inputError(`limit must be a whole number from 1, got ${JSON.stringify(limit)}`);
 
   const plates: PlateRecord[] = [];
-  let total = 0;
   for (;;) {
     const wanted = limit === undefined ? QUERY_PAGE : Math.min(QUERY_PAGE, limit - plates.length);
     const page = await queryPage(client, group, offset + plates.length + 1, wanted, opts.signal);
-    total = page.total;
     plates.push(...page.plates);
-    const done = page.plates.length === 0 || offset + plates.length >= total || (limit !== undefined && plates.length >= limit);
-    if (done) return { plates, total };
+    // Without a declared total, a full page means there may be more.
+    const more = page.total === undefined ? page.plates.length === wanted : offset + plates.length < page.total;
+    if (page.plates.length === 0 || !more || (limit !== undefined && plates.length >= limit)) return { plates, total: page.total ?? offset + plates.length };
   }
 }
 
-async function queryPage(client: DeviceClient, group: string, resultOffset: number, maxResult: number, signal?: AbortSignal): Promise<{ plates: PlateRecord[]; total: number }> {
+async function queryPage(client: DeviceClient, group: string, resultOffset: number, maxResult: number, signal?: AbortSignal): Promise<{ plates: PlateRecord[]; total?: number }> {
   const body = buildDocument(PLATE_VERSION, [
     xml.el('searchFilter', [xml.uint('maxResult', maxResult), xml.uint('resultOffset', resultOffset), xml.str('groupId', group)]),
   ]);
@@ -148,8 +154,8 @@ async function queryPage(client: DeviceClient, group: string, resultOffset: numb
   }
   const list = child(root, 'licensePlates');
   const plates = items(list).map(toRecord);
-  const declared = Number(list?.attrs['total']);
-  return { plates, total: Number.isInteger(declared) ? declared : resultOffset - 1 + plates.length };
+  const declared = list?.attrs['total'];
+  return declared !== undefined && /^\d+$/.test(declared) ? { plates, total: Number(declared) } : { plates };
 }
 
 function toRecord(item: XmlElement): PlateRecord {
@@ -181,7 +187,8 @@ export async function modifyPlate(client: DeviceClient, input: unknown, opts: Ca
 
 /** Deletes plates one request each (the interface has no batch delete); failures per plate. */
 export async function deletePlates(client: DeviceClient, input: unknown, opts: BatchOptions = {}): Promise<PlateResult[]> {
-  const plates = checkPlateList(input, opts.group);
+  // Only number and group identify a plate: records read back from the device may be given as they are.
+  const plates = checkPlateList(input, opts.group).map(({ plate, group }) => ({ plate, group }));
   const results: PlateResult[] = [];
   for (const plate of plates) results.push(await deleteOne(client, plate, opts.signal));
   return results;
@@ -193,7 +200,7 @@ async function deleteOne(client: DeviceClient, plate: CheckedPlate, signal?: Abo
     await xmlCall(client, { path: '/DeleteLicensePlate', body, signal });
     return succeeded(plate);
   } catch (err) {
-    if (!(err instanceof IpcamError) || err.code !== 'EDEVICE') throw err;
+    if (!plateError(err)) throw err;
     return failed(plate, err.deviceCode ?? -1, err.message);
   }
 }

@@ -54,7 +54,8 @@ export async function setVehicleConfig(client: DeviceClient, change: unknown, op
   apply(vehicle, wanted);
   const body = buildDocument(root.attrs['version'] ?? CONFIG_VERSION, [elementToNode(vehicle)]);
   await xmlCall(client, { path: channelPath('/SetSmartVehicleConfig', opts.channel), body, signal: opts.signal });
-  return toConfig(root);
+  // What the device now holds, not what was sent: firmware may round or refuse silently.
+  return getVehicleConfig(client, opts);
 }
 
 async function readDocument(client: DeviceClient, opts: CallOptions): Promise<XmlElement> {
