@@ -284,7 +284,8 @@ function stripPreamble(text: string): string {
   return text.slice(root);
 }
 
-const IMAGE_ELEMENT = /<(\w*Base64Data)(\s[^>]*)?>([\s\S]*?)<\/\1>/g;
+// A self-closed element (`<targetBase64Data type="string"/>`, no image) is not an opening tag.
+const IMAGE_ELEMENT = /<(\w*Base64Data)(\s[^>]*)?(?<!\/)>([\s\S]*?)<\/\1>/g;
 
 /** Cuts the base64 image data out of the text, leaving a marker the parser reads as plain text. */
 function extractImages(text: string): { xmlText: string; blobs: string[] } {

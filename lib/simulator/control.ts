@@ -1,6 +1,8 @@
 import type { Simulator } from './index';
 import type { Route, SimContext } from './context';
 import type { Fault } from './state';
+import { eventsControl } from './events';
+import type { StreamFault, StreamStyle } from './io';
 import { sendText } from './respond';
 
 const CONTROL_PREFIX = '/_sim/';
@@ -9,7 +11,10 @@ const FAULT_KINDS = new Set<Fault['kind']>(['stall', 'drop', 'status', 'garbage'
 /**
  * The control API (no authentication: it drives the simulator, it is not part of the device):
  * `GET /_sim/state`, `GET /_sim/requests`, `POST /_sim/faults` (a Fault as JSON),
- * `DELETE /_sim/faults`, `DELETE /_sim/requests`, `GET /_sim/plates`, `DELETE /_sim/plates`.
+ * `DELETE /_sim/faults`, `DELETE /_sim/requests`, `GET /_sim/plates`, `DELETE /_sim/plates`,
+ * `POST /_sim/events` (post device events, see `PostEventOptions`), `GET /_sim/io`,
+ * `POST /_sim/io` ({ input, active } | { output, active } | { detection, group, level, threshold? } |
+ * { streamFault } | { streamStyle }), `GET /_sim/ptz`.
  */
 export function controlRoute(ctx: SimContext, sim: Simulator): ReturnType<Route> {
   if (!ctx.path.startsWith(CONTROL_PREFIX)) return false;
@@ -23,6 +28,7 @@ export function controlRoute(ctx: SimContext, sim: Simulator): ReturnType<Route>
         faults: ctx.state.faults,
         plateCount: ctx.state.plates.size,
         vehicle: ctx.state.vehicle,
+        httpPost: ctx.state.httpPost,
       });
     case 'GET plates':
       return sendJson(ctx, 200, ctx.state.plates.all());
@@ -40,9 +46,17 @@ export function controlRoute(ctx: SimContext, sim: Simulator): ReturnType<Route>
       sim.inject(fault);
       return sendJson(ctx, 200, { ok: true });
     }
+    case 'POST events':
+      return eventsControl(ctx, sim);
     case 'DELETE faults':
       sim.clearFaults();
       return sendJson(ctx, 200, { ok: true });
+    case 'GET io':
+      return sendJson(ctx, 200, ioSnapshot(ctx));
+    case 'POST io':
+      return ioControl(ctx);
+    case 'GET ptz':
+      return sendJson(ctx, 200, { state: Object.fromEntries(ctx.state.ptz.state), presets: Object.fromEntries(ctx.state.ptz.presets), tours: [...ctx.state.ptz.tours], home: ctx.state.ptz.home, log: ctx.state.ptz.log });
     default:
       return sendJson(ctx, 404, { error: `unknown control call ${what}` });
   }
@@ -74,4 +88,40 @@ function parseFault(body: Buffer): Fault | string {
     fault.path = f['path'];
   }
   return fault;
+}
+
+function ioSnapshot(ctx: SimContext): object {
+  const io = ctx.state.io;
+  return {
+    inputs: Object.fromEntries(io.inputs),
+    outputs: Object.fromEntries(io.outputs),
+    motion: Object.fromEntries(io.levels.motion),
+    audio: Object.fromEntries(io.levels.audio),
+    style: io.style,
+    openStreams: io.openStreams,
+    relayLog: io.relayLog,
+  };
+}
+
+/** Drives inputs, relays, detection levels and stream faults, one change per call. */
+function ioControl(ctx: SimContext): true {
+  let body: Record<string, unknown>;
+  try {
+    body = JSON.parse(ctx.body.toString('utf8')) as Record<string, unknown>;
+  } catch {
+    return sendJson(ctx, 400, { error: 'body is not JSON' });
+  }
+  const io = ctx.state.io;
+  try {
+    if (typeof body['input'] === 'number') io.setInput(body['input'], body['active'] === true);
+    else if (typeof body['output'] === 'number') io.setOutput(body['output'], body['active'] === true);
+    else if (body['detection'] === 'motion' || body['detection'] === 'audio') {
+      io.setLevel(body['detection'], Number(body['group']), Number(body['level']), body['threshold'] === undefined ? undefined : Number(body['threshold']));
+    } else if (['drop', 'stall', 'garbage', 'oversize'].includes(String(body['streamFault']))) io.streamFault(body['streamFault'] as StreamFault);
+    else if (typeof body['streamStyle'] === 'object' && body['streamStyle'] !== null) io.style = { ...io.style, ...(body['streamStyle'] as Partial<StreamStyle>) };
+    else return sendJson(ctx, 400, { error: 'give input, output, detection, streamFault or streamStyle' });
+  } catch (err) {
+    return sendJson(ctx, 400, { error: err instanceof Error ? err.message : String(err) });
+  }
+  return sendJson(ctx, 200, ioSnapshot(ctx));
 }

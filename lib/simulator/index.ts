@@ -5,6 +5,7 @@ import type { DigestAlgorithm } from '../transport/digest';
 import { paramRoute, snapshotRoute } from './cgi-routes';
 import type { Route, SimContext } from './context';
 import { controlRoute } from './control';
+import { EventPoster, httpPostRoute, type PostEventOptions, type PostingRun, type PostResult, type StartPostingOptions } from './events';
 import { sendText } from './respond';
 import { ServerAuth, type SimulatorAuth } from './server-auth';
 import { initialState, MAX_RECORDED, type Fault, type RecordedRequest, type SimulatorState } from './state';
@@ -13,6 +14,9 @@ import { plateRoutes } from './plate-routes';
 
 export type { Fault, RecordedRequest, SimulatorState, SimulatedDeviceInfo } from './state';
 export type { SimulatorAuth } from './server-auth';
+export type { DetectionKind, RelayChange, SimulatedIo, StreamFault, StreamStyle } from './io';
+export type { PtzCommand, SimulatedPtz } from './ptz';
+export type { EventFormat, EventKind, PostEventOptions, PostingRun, PostResult, StartPostingOptions } from './events';
 
 export interface SimulatorOptions {
   /** TCP port (default 0: any free port). */
@@ -42,11 +46,15 @@ export interface Simulator {
   clearFaults(): void;
   /** Forgets the recorded requests (the total count too). */
   resetRequests(): void;
+  /** Posts device events (plate, keep-alive, alarm status) as a camera or recorder does; one result per post. */
+  postEvent(options?: PostEventOptions): Promise<PostResult[]>;
+  /** Posts at `ratePerSecond` until stopped, `count` is reached or the simulator closes. */
+  startPosting(options?: StartPostingOptions): PostingRun;
   close(): Promise<void>;
 }
 
 /** Order matters: the control API answers before authentication, device routes after it. */
-const DEVICE_ROUTES: Route[] = [deviceInfoRoute, plateRoutes, snapshotRoute, paramRoute];
+const DEVICE_ROUTES: Route[] = [deviceInfoRoute, plateRoutes, httpPostRoute, (ctx) => ctx.state.ptz.route(ctx), (ctx) => ctx.state.io.route(ctx), snapshotRoute, paramRoute];
 
 export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
   const state = initialState();
@@ -60,6 +68,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   });
   const sockets = new Set<Socket>();
   const timers = new Set<NodeJS.Timeout>();
+  const poster = new EventPoster(state);
 
   const listener: RequestListener = (req, res) => {
     void handle(req, res).catch((err: unknown) => {
@@ -162,7 +171,11 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       state.requests.length = 0;
       state.requestCount = 0;
     },
+    postEvent: (o) => poster.postEvent(o),
+    startPosting: (o) => poster.startPosting(o),
     close: async () => {
+      await poster.close();
+      state.io.closeAll();
       for (const timer of timers) clearTimeout(timer);
       timers.clear();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));

@@ -1,3 +1,5 @@
+import { SimulatedIo } from './io';
+import { SimulatedPtz } from './ptz';
 import { initialVehicleSettings, PlateDb, type VehicleSettings } from './plate-db';
 
 /** The in-memory device the simulator plays. Tests and the control API read and change it. */
@@ -39,6 +41,17 @@ export interface Fault {
   times?: number;
 }
 
+/** Where the device posts its events, as set by SetHttpPostConfig (`httpPost` block). */
+export interface HttpPostConfig {
+  enabled: boolean;
+  serverIp: string;
+  serverPort: number;
+  /** Seconds between keep-alive posts (30-120). */
+  keepalive: number;
+  /** Path on the server (`URL`). */
+  url: string;
+}
+
 export interface SimulatorState {
   device: SimulatedDeviceInfo;
   /** Device parameters by name without `root.`, e.g. `Image.I0.Appearance.Resolution`. */
@@ -50,6 +63,11 @@ export interface SimulatorState {
   faults: Fault[];
   plates: PlateDb;
   vehicle: VehicleSettings;
+  /** Inputs, relays and detection levels with their CGI endpoints and streams. */
+  io: SimulatedIo;
+  ptz: SimulatedPtz;
+  /** Event posting target; undefined until SetHttpPostConfig. */
+  httpPost: HttpPostConfig | undefined;
 }
 
 export const MAX_RECORDED = 1000;
@@ -89,5 +107,5 @@ export function initialState(): SimulatorState {
     ['IOPort.O0.Output.Name', 'Relay 1'],
     ['IOPort.O1.Output.Name', 'Relay 2'],
   ]);
-  return { device, params, requests: [], requestCount: 0, faults: [], plates: new PlateDb(), vehicle: initialVehicleSettings() };
+  return { device, params, requests: [], requestCount: 0, faults: [], plates: new PlateDb(), vehicle: initialVehicleSettings(), httpPost: undefined, io: new SimulatedIo(), ptz: new SimulatedPtz() };
 }
