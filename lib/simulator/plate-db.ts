@@ -1,14 +1,8 @@
 /** The simulated on-device plate database and plate recognition settings, with the spec's rules. */
-export interface StoredPlate {
-  plate: string;
-  group: string;
-  begin: string;
-  end: string;
-  type: string;
-  owner: string;
-  card: string;
-  phone: string;
-}
+import type { PlateRecord } from '../xml/plates';
+
+/** A stored plate has the fields the interface reads back. */
+export type StoredPlate = PlateRecord;
 
 export interface VehicleSettings {
   /** `2.0` answers with dedup and alarm mode, `1.x` without, `2.1` refuses the old command. */
