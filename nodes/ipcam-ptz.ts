@@ -1,7 +1,7 @@
 import { cgiPtz } from '../lib/cgi/ptz';
 import { inputError } from '../lib/errors';
 import { PtzMover } from '../lib/xml/ptz-mover';
-import type { DeviceClient } from '../lib/transport/client';
+import { DeviceClient } from '../lib/transport/client';
 import { handleInput, payloadObject } from './action';
 import type { Node, NodeAPI, NodeDef } from './red';
 
@@ -39,7 +39,15 @@ export = function register(RED: NodeAPI): void {
       return { fill: 'green', shape: 'dot', text: done.action };
     });
     this.on('close', (_removed, done) => {
-      void (mover ? mover.mover.close() : Promise.resolve()).finally(done);
+      const current = mover;
+      if (!current) return done();
+      // Node-RED closes the device node (and its client) in the same stop as this one: the Stop
+      // of a camera this node set moving goes on a connection of its own.
+      const own = current.mover.isMoving ? new DeviceClient(current.client.options) : undefined;
+      void current.mover
+        .close(own)
+        .finally(() => own?.close())
+        .finally(done);
     });
   }
   RED.nodes.registerType('ipcam-ptz', IpcamPtzNode as (this: never, def: never) => void);

@@ -26,7 +26,9 @@ function request(def: RelayDef, msg: NodeMessage): { mode: Mode; output: number;
   else if (fields['pulse'] !== undefined) mode = 'pulse';
   else if (typeof fields['state'] === 'string' && MODES.includes(fields['state'])) mode = fields['state'];
   if (!MODES.includes(mode)) throw inputError(`Unknown relay mode "${mode}": use on, off, pulse, sequence or check`);
-  return { mode: mode as Mode, output: checkOutput(fields['output'] ?? def.output ?? 1), pulse: fields['pulse'] ?? def.pulse, sequence: fields['sequence'] ?? def.sequence };
+  // A blank output setting (the editor allows it) means relay 1.
+  const output = typeof def.output === 'string' && def.output.trim() === '' ? undefined : def.output;
+  return { mode: mode as Mode, output: checkOutput(fields['output'] ?? output ?? 1), pulse: fields['pulse'] ?? def.pulse, sequence: fields['sequence'] ?? def.sequence };
 }
 
 export = function register(RED: NodeAPI): void {

@@ -6,7 +6,8 @@ import { checkIo } from './io';
 /** Output action characters: `/` active, `\` inactive (sent as `%5C`). */
 const ACTIVE = '/';
 const INACTIVE = '\\';
-const SEQUENCE = /^(\d*):([/\\])((\d+)[/\\])*(\d+)?$/;
+/** Every wait is followed by an action character: a trailing wait is not part of the syntax. */
+const SEQUENCE = /^(\d*):([/\\])((\d+)[/\\])*$/;
 
 export interface RelayState {
   output: number;

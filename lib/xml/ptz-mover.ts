@@ -15,7 +15,8 @@ export interface PtzMove {
  * move replaces the pending Stop; `close()` stops a camera this mover set moving.
  */
 export class PtzMover {
-  private pendingStop: { timer: NodeJS.Timeout; channel: number } | undefined;
+  /** The pending Stop of each channel (a move replaces the one of its own channel). */
+  private readonly pendingStops = new Map<number, NodeJS.Timeout>();
   /** Channels this mover set moving and has not stopped since. */
   private readonly moving = new Set<number>();
   private closed = false;
@@ -34,7 +35,7 @@ export class PtzMover {
     if (speedInput !== undefined) checkSpeed(speedInput, DEFAULT_SPEED_RANGE);
     const range = await speedRange(this.client, channel);
     const speed = speedInput === undefined ? Math.min(range.max, Math.max(range.min, 4)) : checkSpeed(speedInput, range);
-    this.cancelPendingStop();
+    this.cancelPendingStop(channel);
     await ptzControl(this.client, action, speed, channel, signal);
     if (action === 'Stop') {
       this.moving.delete(channel);
@@ -43,30 +44,38 @@ export class PtzMover {
     this.moving.add(channel);
     if (duration > 0 && !this.closed) {
       const timer = setTimeout(() => {
-        this.pendingStop = undefined;
+        this.pendingStops.delete(channel);
         void this.stop(channel, speed).catch(this.onStopError);
       }, duration);
-      this.pendingStop = { timer, channel };
+      this.pendingStops.set(channel, timer);
     }
     return { action, ok: true };
   }
 
-  /** Stops what this mover set moving; pending timers are cleared. */
-  async close(): Promise<void> {
-    this.closed = true;
-    this.cancelPendingStop();
-    await Promise.all([...this.moving].map((channel) => this.stop(channel).catch(this.onStopError)));
+  /** True while a channel this mover set moving has not been stopped. */
+  get isMoving(): boolean {
+    return this.moving.size > 0;
   }
 
-  private async stop(channel: number, speed?: number): Promise<void> {
+  /**
+   * Stops what this mover set moving; pending timers are cleared. `via` sends those Stops on
+   * another client of the same device (when the shared one is being closed at the same time).
+   */
+  async close(via: DeviceClient = this.client): Promise<void> {
+    this.closed = true;
+    for (const channel of [...this.pendingStops.keys()]) this.cancelPendingStop(channel);
+    await Promise.all([...this.moving].map((channel) => this.stop(channel, undefined, via).catch(this.onStopError)));
+  }
+
+  private async stop(channel: number, speed?: number, via: DeviceClient = this.client): Promise<void> {
     const range = await speedRange(this.client, channel);
-    await ptzControl(this.client, 'Stop', speed ?? range.min, channel);
+    await ptzControl(via, 'Stop', speed ?? range.min, channel);
     this.moving.delete(channel);
   }
 
-  private cancelPendingStop(): void {
-    if (this.pendingStop) clearTimeout(this.pendingStop.timer);
-    this.pendingStop = undefined;
+  private cancelPendingStop(channel: number): void {
+    clearTimeout(this.pendingStops.get(channel));
+    this.pendingStops.delete(channel);
   }
 }
 
