@@ -343,10 +343,20 @@ describe('xml codec: failure documents', () => {
   });
 
   it('failureOf reads status and errorCode given as child elements', () => {
-    const err = failureOf(parseXml('<config><status>failed</status><errorCode>10</errorCode></config>'));
+    const err = failureOf(parseXml('<config><status>failed</status><errorCode>14</errorCode></config>'));
     assert.equal(err?.code, 'EDEVICE');
-    assert.equal(err?.deviceCode, 10);
-    assert.match(err?.message ?? '', /User locked/);
+    assert.equal(err?.deviceCode, 14);
+    assert.match(err?.message ?? '', /Action error/);
+  });
+
+  it('failureOf reports credential codes (8 expired, 9 unauthorized, 10 locked) as EAUTH', () => {
+    for (const [code, text] of [[8, /Password expired/], [9, /Unauthorized/], [10, /User locked/]] as const) {
+      const err = failureOf(parseXml(`<config status="failed" errorCode="${code}"/>`), 200);
+      assert.equal(err?.code, 'EAUTH');
+      assert.equal(err?.deviceCode, code);
+      assert.match(err?.message ?? '', text);
+    }
+    assert.equal(failureOf(parseXml('<config status="failed" errorCode="4"/>'))?.code, 'EDEVICE');
   });
 
   it('failureOf names an unknown code without inventing a meaning', () => {
