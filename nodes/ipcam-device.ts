@@ -71,11 +71,16 @@ export = function register(RED: NodeAPI): void {
   });
 };
 
+function isDeviceNode(node: unknown): boolean {
+  return typeof node === 'object' && node !== null && (node as { type?: unknown }).type === 'ipcam-device';
+}
+
 type TestAnswer = { ok: true; identity: object } | { ok: false; error: { code: string; message: string } };
 
 async function testConnection(RED: NodeAPI, body: unknown): Promise<TestAnswer> {
   const form = (typeof body === 'object' && body !== null ? body : {}) as DeviceDef & Partial<DeviceCredentials> & { id?: string };
-  const stored = typeof form.id === 'string' ? RED.nodes.getCredentials(form.id) : undefined;
+  // Only an ipcam-device lends its stored credentials: never another node type's to this host.
+  const stored = typeof form.id === 'string' && isDeviceNode(RED.nodes.getNode(form.id)) ? RED.nodes.getCredentials(form.id) : undefined;
   const password = form.password === UNCHANGED_PASSWORD || form.password === undefined ? (stored?.['password'] ?? '') : form.password;
   const username = form.username ?? stored?.['username'] ?? '';
   let client: DeviceClient | undefined;

@@ -4,6 +4,7 @@
  * everything a flow lets out (messages, status, errors, log entries) to search for secrets.
  */
 import { strict as assert } from 'node:assert';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { once } from 'node:events';
 import { Server, Socket, createServer } from 'node:net';
 import { inspect } from 'node:util';
@@ -62,6 +63,8 @@ export type NodeModule = (RED: NodeAPI) => void;
 interface TestHelper {
   init(runtimePath: string, userSettings?: Record<string, unknown>): void;
   load(nodes: NodeModule[], flow: FlowNode[], credentials?: Credentials): Promise<void>;
+  /** Deploys a changed flow like the editor does (`nodes`: only the changed nodes restart). */
+  setFlows(flow: FlowNode[], type: 'full' | 'flows' | 'nodes', credentials?: Credentials): Promise<void>;
   unload(): Promise<void>;
   getNode(id: string): RuntimeNode | null;
   startServer(): Promise<void>;
@@ -113,15 +116,22 @@ export function actionFlow(node: FlowNode, configs: FlowNode[]): FlowNode[] {
   return [
     { id: TAB, type: 'tab', label: 'test' },
     ...configs,
-    { ...node, z: TAB, wires: [['out']] },
-    { id: 'out', type: 'helper', z: TAB, wires: [] },
-    { id: 'catch', type: 'catch', z: TAB, scope: null, uncaught: false, wires: [['caught']] },
-    { id: 'caught', type: 'helper', z: TAB, wires: [] },
+    // Flow nodes have a position: without x and y the runtime takes them for config nodes.
+    { ...node, z: TAB, x: 100, y: 100, wires: [['out']] },
+    { id: 'out', type: 'helper', z: TAB, x: 300, y: 100, wires: [] },
+    { id: 'catch-all', type: 'catch', z: TAB, x: 100, y: 200, scope: null, uncaught: false, wires: [['caught']] },
+    { id: 'caught', type: 'helper', z: TAB, x: 300, y: 200, wires: [] },
   ];
 }
 
 // ---------------------------------------------------------------------------------------------
 // Watching a running flow
+
+interface Spies {
+  status: sinon.SinonSpy;
+  error: sinon.SinonSpy;
+  warn: sinon.SinonSpy;
+}
 
 export type Outcome = { kind: 'out'; msg: NodeMessage } | { kind: 'caught'; msg: NodeMessage };
 
@@ -132,7 +142,7 @@ export type Outcome = { kind: 'out'; msg: NodeMessage } | { kind: 'caught'; msg:
 export class FlowWatch {
   readonly messages: NodeMessage[] = [];
   private readonly waiting: Array<(outcome: Outcome) => void> = [];
-  private readonly spies = new Map<string, { status: sinon.SinonSpy; error: sinon.SinonSpy; warn: sinon.SinonSpy }>();
+  private readonly calls = new Map<string, Spies>();
 
   constructor(watched: string[]) {
     for (const kind of ['out', 'caught'] as const) {
@@ -144,7 +154,9 @@ export class FlowWatch {
     }
     for (const id of watched) {
       const node = getNode(id);
-      this.spies.set(id, { status: sinon.spy(node, 'status'), error: sinon.spy(node, 'error'), warn: sinon.spy(node, 'warn') });
+      const spies: Spies = { status: sinon.spy(), error: sinon.spy(), warn: sinon.spy() };
+      this.calls.set(id, spies);
+      for (const method of ['status', 'error', 'warn'] as const) intercept(node, method, (args) => spies[method](...args));
     }
   }
 
@@ -168,7 +180,7 @@ export class FlowWatch {
   }
 
   statuses(id: string): NodeStatus[] {
-    return this.spiesOf(id).status.getCalls().map((call) => call.args[0] as NodeStatus);
+    return this.callsOf(id).status.getCalls().map((call) => call.args[0] as NodeStatus);
   }
 
   lastStatus(id: string): NodeStatus {
@@ -179,24 +191,54 @@ export class FlowWatch {
 
   /** The arguments of every error() and warn() call of the watched nodes. */
   errors(): unknown[] {
-    return [...this.spies.values()].flatMap((s) => [...s.error.getCalls(), ...s.warn.getCalls()].flatMap((call) => call.args as unknown[]));
+    return [...this.calls.values()].flatMap((c) => [...c.error.getCalls(), ...c.warn.getCalls()].flatMap((call) => call.args as unknown[]));
   }
 
   /** Everything that left the flow, as text. */
   texts(): string[] {
     const out: string[] = [];
-    for (const call of helper.log().getCalls()) out.push(...call.args.map(deepText));
+    out.push(...logTexts());
     for (const msg of this.messages) out.push(JSON.stringify(msg), deepText(msg));
-    for (const id of this.spies.keys()) for (const status of this.statuses(id)) out.push(JSON.stringify(status));
+    for (const id of this.calls.keys()) for (const status of this.statuses(id)) out.push(JSON.stringify(status));
     for (const err of this.errors()) out.push(deepText(err));
     return out;
   }
 
-  private spiesOf(id: string): { status: sinon.SinonSpy; error: sinon.SinonSpy; warn: sinon.SinonSpy } {
-    const spies = this.spies.get(id);
-    assert.ok(spies, `node ${id} is not watched`);
-    return spies;
+  private callsOf(id: string): Spies {
+    const calls = this.calls.get(id);
+    assert.ok(calls, `node ${id} is not watched`);
+    return calls;
   }
+}
+
+type Method = 'status' | 'error' | 'warn' | '_complete';
+
+/**
+ * Sees every call of a node method before it runs. (Not a sinon spy: the helper already wraps
+ * these methods on the Node prototype with its own sinon, and sinon refuses to wrap them again.)
+ */
+export function intercept(node: RuntimeNode, method: Method, onCall: (args: unknown[]) => void): void {
+  const original = node[method] as (...args: unknown[]) => void;
+  Object.defineProperty(node, method, {
+    configurable: true,
+    writable: true,
+    value: function (this: RuntimeNode, ...args: unknown[]): void {
+      onCall(args);
+      original.apply(this, args);
+    },
+  });
+}
+
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Texts of every entry the helper's spy saw going to the Node-RED log. */
+export function logTexts(): string[] {
+  return helper
+    .log()
+    .getCalls()
+    .flatMap((call) => call.args.map(deepText));
 }
 
 /** An error, message or log entry with everything it holds: own properties, stack, cause. */
@@ -232,17 +274,67 @@ export function activeHandles(): unknown[] {
   return (process as unknown as { _getActiveHandles(): unknown[] })._getActiveHandles();
 }
 
-/** Client sockets of this process connected to `port`. */
-export function clientSocketsTo(port: number): Socket[] {
-  return activeHandles().filter((h): h is Socket => h instanceof Socket && h.remotePort === port && !h.destroyed);
+/**
+ * Every TCP socket opened while it runs, client and server side, seen through Node's
+ * `net.client.socket` / `net.server.socket` diagnostics channels. Idle keep-alive sockets are
+ * unref'd (undici does so) and do not show among `process._getActiveHandles()`; they show here.
+ */
+export class SocketTracker {
+  private readonly clients: Array<{ socket: Socket; port?: number }> = [];
+  private readonly servers: Array<{ socket: Socket; port?: number }> = [];
+
+  private readonly onClient = (message: unknown): void => {
+    const socket = socketOf(message);
+    if (!socket) return;
+    const entry: { socket: Socket; port?: number } = { socket };
+    socket.once('connect', () => {
+      entry.port = socket.remotePort;
+    });
+    this.clients.push(entry);
+  };
+
+  private readonly onServer = (message: unknown): void => {
+    const socket = socketOf(message);
+    if (socket) this.servers.push({ socket, port: socket.localPort });
+  };
+
+  constructor() {
+    subscribe('net.client.socket', this.onClient);
+    subscribe('net.server.socket', this.onServer);
+  }
+
+  stop(): void {
+    unsubscribe('net.client.socket', this.onClient);
+    unsubscribe('net.server.socket', this.onServer);
+  }
+
+  /** Client sockets that connected to `port`. */
+  clientsTo(port: number): Socket[] {
+    return this.clients.filter((c) => c.port === port).map((c) => c.socket);
+  }
+
+  /** Client sockets to `port` not destroyed yet (one still connecting counts: it may be for `port`). */
+  openClientsTo(port: number): Socket[] {
+    return this.clients.filter((c) => (c.port === port || c.port === undefined) && !c.socket.destroyed).map((c) => c.socket);
+  }
+
+  /** Sockets the server on `port` accepted. */
+  acceptedOn(port: number): Socket[] {
+    return this.servers.filter((c) => c.port === port).map((c) => c.socket);
+  }
+
+  /** Waits until every socket the server on `port` accepted has closed. */
+  async acceptedClosed(port: number): Promise<void> {
+    await Promise.all(this.acceptedOn(port).map((s) => (s.closed ? undefined : once(s, 'close'))));
+  }
 }
 
-/** Sockets the server on `port` (in this process) has accepted and not yet closed. */
-export function serverSocketsOf(port: number): Socket[] {
-  return activeHandles().filter((h): h is Socket => h instanceof Socket && h.localPort === port && h.remotePort !== undefined && !h.destroyed);
+function socketOf(message: unknown): Socket | undefined {
+  const socket = typeof message === 'object' && message !== null ? (message as { socket?: unknown }).socket : undefined;
+  return socket instanceof Socket ? socket : undefined;
 }
 
-/** The listening server of the simulator (in this process), to watch its requests. */
+/** The listening server of the simulator (it runs in this process), to watch its requests. */
 export function simServer(sim: Simulator): Server {
   const server = activeHandles().find((h): h is Server => {
     if (!(h instanceof Server)) return false;
@@ -253,9 +345,9 @@ export function simServer(sim: Simulator): Server {
   return server;
 }
 
-/** Waits until every socket the simulator accepted has closed (they must close once the client did). */
-export async function simSocketsClosed(sim: Simulator): Promise<void> {
-  await Promise.all(serverSocketsOf(sim.port).map((s) => (s.destroyed ? undefined : once(s, 'close'))));
+/** How many connections a server holds open. */
+export function connectionsOf(server: Server): Promise<number> {
+  return new Promise((resolve, reject) => server.getConnections((err, count) => (err ? reject(err) : resolve(count))));
 }
 
 /** A TCP port nobody listens on (bound, then released). */
