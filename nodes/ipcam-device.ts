@@ -71,17 +71,25 @@ export = function register(RED: NodeAPI): void {
   });
 };
 
-function isDeviceNode(node: unknown): boolean {
-  return typeof node === 'object' && node !== null && (node as { type?: unknown }).type === 'ipcam-device';
+/** The deployed ipcam-device of that id, if any. */
+function deployedDevice(RED: NodeAPI, id: unknown): DeviceConfigNode | undefined {
+  const node = typeof id === 'string' ? RED.nodes.getNode(id) : null;
+  return typeof node === 'object' && node !== null && (node as { type?: unknown }).type === 'ipcam-device' ? (node as DeviceConfigNode) : undefined;
 }
 
 type TestAnswer = { ok: true; identity: object } | { ok: false; error: { code: string; message: string } };
 
 async function testConnection(RED: NodeAPI, body: unknown): Promise<TestAnswer> {
   const form = (typeof body === 'object' && body !== null ? body : {}) as DeviceDef & Partial<DeviceCredentials> & { id?: string };
-  // Only an ipcam-device lends its stored credentials: never another node type's to this host.
-  const stored = typeof form.id === 'string' && isDeviceNode(RED.nodes.getNode(form.id)) ? RED.nodes.getCredentials(form.id) : undefined;
-  const password = form.password === UNCHANGED_PASSWORD || form.password === undefined ? (stored?.['password'] ?? '') : form.password;
+  const useStored = form.password === UNCHANGED_PASSWORD || form.password === undefined;
+  // Only a deployed ipcam-device lends its stored credentials, and only to its own host: the
+  // dialog must never be a way to send a saved password somewhere else.
+  const device = useStored ? deployedDevice(RED, form.id) : undefined;
+  if (device && (form.host ?? '').trim() !== device.host) {
+    return { ok: false, error: { code: 'EINPUT', message: 'The host changed: enter the password again to test the new host' } };
+  }
+  const stored = device ? RED.nodes.getCredentials(device.id) : undefined;
+  const password = useStored ? (stored?.['password'] ?? '') : (form.password as string);
   const username = form.username ?? stored?.['username'] ?? '';
   let client: DeviceClient | undefined;
   try {

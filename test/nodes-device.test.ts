@@ -182,6 +182,18 @@ describe('ipcam-device node', function () {
       assertNoSecret([raw.text, ...logTexts()], SIM_PASSWORD);
     });
 
+    it(`lends the stored password for "${UNCHANGED}" only to the device's own host`, async function () {
+      const s = await startSim();
+      await deploy({}, SIM_PASSWORD, s.port);
+      // Same port, another host name for the same machine: the stored password stays home.
+      const { answer, raw } = await testConnection(form(s, { id: DEVICE, password: UNCHANGED, host: 'localhost' }));
+      const { code, message } = failure(answer);
+      assert.equal(code, 'EINPUT');
+      assert.match(String(message), /host changed/i);
+      assert.equal(s.state.requestCount, 0);
+      assertNoSecret([raw.text, ...logTexts()], SIM_PASSWORD);
+    });
+
     const bad: Array<{ what: string; values: Form; message: RegExp }> = [
       { what: 'an empty host', values: { host: '' }, message: /host is empty/i },
       { what: 'no host at all', values: { host: undefined }, message: /host is empty/i },
