@@ -78,7 +78,8 @@ export = function register(RED: NodeAPI): void {
     const dedup = new DedupWindow(Math.max(0, Number(def.dedup) || 0) * 1000);
     const match = def.match ?? '';
     const deviceNode = def.device ? (RED.nodes.getNode(def.device) as DeviceConfigNode | null) : null;
-    // Until the device's host name is resolved, nothing from it can be told apart: hold events back.
+    // A host name is resolved once; posts that arrive before that (right after deploy) are dropped,
+    // as they cannot be told to come from the device.
     let deviceAddresses: Set<string> | undefined = deviceNode ? undefined : new Set();
     if (deviceNode) void hostAddresses(deviceNode.host).then((a) => (deviceAddresses = a));
 
@@ -132,7 +133,8 @@ async function configureDevice(RED: NodeAPI, body: unknown): Promise<object> {
   try {
     const device = form.device ? (RED.nodes.getNode(form.device) as DeviceConfigNode | null) : null;
     const config = form.server ? (RED.nodes.getNode(form.server) as EventServerConfigNode | null) : null;
-    if (!device || !config?.server) throw new IpcamError('EINPUT', 'Deploy the device and the event server first, then try again');
+    // The ids must name nodes of those types: any other node has no client or listener to use.
+    if (device?.type !== 'ipcam-device' || config?.type !== 'ipcam-event-server' || !config.server) throw new IpcamError('EINPUT', 'Deploy the device and the event server first, then try again');
     const client = device.getClient();
     const serverIp = form.serverIp?.trim() || (await localAddressToward(client.options.host));
     const target = await setHttpPostConfig(client, { serverIp, serverPort: config.server.port, path: config.server.path });

@@ -257,7 +257,7 @@ function listenError(err: unknown, opts: Resolved): IpcamError {
 
 function resolve(o: EventServerOptions): Resolved {
   const port = o.port ?? 5002;
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw inputError(`Port must be a whole number from 1 to 65535, got ${String(o.port)}`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw inputError(`Port must be a whole number from 1 to 65535 (0 picks a free port), got ${String(o.port)}`);
   const bind = o.bind?.trim() || '0.0.0.0';
   if (!isIP(bind) && bind !== 'localhost') throw inputError(`Bind address "${bind}" is not an IP address`);
   let path = o.path?.trim() || '/';
