@@ -370,6 +370,22 @@ describe('plates and vehicle config against the simulator', function () {
       assert.equal(filterOf(requests()[0]).group, '9');
     });
 
+    it('pages until a short page when the device declares no total', async function () {
+      seed(plateNames(1, 230));
+      sim.state.plates.sendTotal = false;
+      sim.resetRequests();
+      const { plates, total } = await queryPlates(client);
+      assert.deepEqual(plates.map((p) => p.plate), plateNames(1, 230));
+      assert.equal(total, 230);
+      assert.equal(requests('/GetLicensePlates').length, 3);
+      // An exact multiple of the page size needs one more (empty) page to know it is the end.
+      sim.state.plates.clear();
+      seed(plateNames(1, 200));
+      sim.resetRequests();
+      assert.equal((await queryPlates(client)).plates.length, 200);
+      assert.equal(requests('/GetLicensePlates').length, 3);
+    });
+
     it('reads the other fields as the device stores them', async function () {
       await addPlates(client, [{ plate: 'H1', group: '3', owner: 'Dee', phone: '555', begin: '2026-03-01 08:00:00', end: '2026-03-31 18:00:00' }]);
       const { plates, total } = await queryPlates(client, { group: '3' });

@@ -33,6 +33,8 @@ export class PlateDb {
   private readonly plates = new Map<string, StoredPlate>();
   /** Most plates the device holds; one more is refused with 202 (library full). */
   capacity: number;
+  /** GetLicensePlates declares `total` (firmware that does not makes clients page until a short page). */
+  sendTotal = true;
 
   constructor(capacity = 50_000) {
     this.capacity = capacity;

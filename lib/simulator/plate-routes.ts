@@ -74,7 +74,7 @@ function getPlates(ctx: SimContext, root: XmlElement): void {
       xml.str('telephone', p.phone),
     ]),
   );
-  list.attrs = { ...list.attrs, total: group.length };
+  if (ctx.state.plates.sendTotal) list.attrs = { ...list.attrs, total: group.length };
   sendXml(ctx.res, 200, buildDocument('2.1.0', [list]));
 }
 
