@@ -1,15 +1,19 @@
 /**
  * `npm run bench [name...]`: figures printed as ratios against baselines run in the same process.
- * Nothing here asserts a time; it reports. Names: snapshot, plates (default: all).
+ * Nothing here asserts a time; it reports. Names: snapshot, plates, events, streams (default: all).
  */
 import { startSimulator, type Simulator } from '../lib/simulator';
+import { eventsThroughput } from './events';
 import { PASSWORD, PER_ROUND, ROUNDS, USER } from './measure';
 import { platesAddAndRead } from './plates';
 import { snapshotRoundTrip } from './snapshot';
+import { streamsThroughput } from './streams';
 
 const BENCHES: Record<string, (sim: Simulator) => Promise<void>> = {
   snapshot: snapshotRoundTrip,
   plates: platesAddAndRead,
+  events: eventsThroughput,
+  streams: streamsThroughput,
 };
 
 async function main(): Promise<void> {

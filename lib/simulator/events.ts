@@ -356,6 +356,8 @@ export interface PostTarget {
   format: EventFormat;
   username?: string;
   password?: string;
+  /** Connections to the server (default 1: a camera keeps one connection and posts on it in turn). */
+  connections?: number;
 }
 
 export interface PostResult {
@@ -374,7 +376,7 @@ export interface PostEventOptions extends Omit<PlateEventSpec, 'plate'>, Omit<Al
   count?: number;
   /** Posts per second (default: back to back). */
   ratePerSecond?: number;
-  /** Posts in flight at once when not rate-limited (default 1). */
+  /** Connections, and posts in flight at once when not rate-limited (default 1). */
   concurrency?: number;
   /** Basic credentials sent with every post. */
   username?: string;
@@ -429,7 +431,7 @@ export class EventPoster {
     if (recorder) headers['connection'] = 'close';
     const path = recorder ? `${url.origin}${url.pathname}${url.search}` : `${url.pathname}${url.search}`;
     try {
-      const res = await this.pool(url.origin).request({ method: 'POST', path, headers, body });
+      const res = await this.pool(url.origin, target.connections ?? 1).request({ method: 'POST', path, headers, body });
       await res.body.dump();
       return { status: res.statusCode };
     } catch (err) {
@@ -458,7 +460,7 @@ export class EventPoster {
 
   /** Posts at `ratePerSecond` (default 1) until `stop()`, `count` posts, or `close()`. */
   startPosting(options: StartPostingOptions = {}): PostingRun {
-    const plan = this.plan({ ratePerSecond: 1, ...options }, undefined);
+    const plan = this.plan({ ...options, ratePerSecond: options.ratePerSecond ?? 1 }, undefined);
     return this.schedule(plan, plan.count, (index, outcome) => {
       if (outcome instanceof IpcamError) options.onError?.(outcome, index);
       else options.onResult?.(outcome, index);
@@ -473,11 +475,12 @@ export class EventPoster {
     await Promise.all(pools.map((p) => p.destroy()));
   }
 
-  private pool(origin: string): Pool {
-    let pool = this.pools.get(origin);
+  private pool(origin: string, connections: number): Pool {
+    const key = `${connections} ${origin}`;
+    let pool = this.pools.get(key);
     if (!pool) {
-      pool = new Pool(origin, { connections: MAX_CONCURRENCY, headersTimeout: 15_000, bodyTimeout: 15_000, keepAliveTimeout: 30_000 });
-      this.pools.set(origin, pool);
+      pool = new Pool(origin, { connections, headersTimeout: 15_000, bodyTimeout: 15_000, keepAliveTimeout: 30_000 });
+      this.pools.set(key, pool);
     }
     return pool;
   }
@@ -554,7 +557,8 @@ export class EventPoster {
     const o = checkPostOptions(options);
     const url = o.url ?? this.storedUrl();
     const format = o.format ?? 'ipc';
-    const target: PostTarget = { url, format };
+    const concurrency = o.concurrency ?? 1;
+    const target: PostTarget = { url, format, connections: concurrency };
     if (o.username !== undefined) target.username = o.username;
     if (o.password !== undefined) target.password = o.password;
     const device = { ...this.ownIdentity(), ...o.device };
@@ -564,7 +568,7 @@ export class EventPoster {
       if (kind === 'alarmStatus') return buildAlarmStatus(format, { ...o, device });
       return buildPlateEvent(format, { ...o, device, plate: o.plate ?? 'SIM123' });
     };
-    return { target, count: o.count ?? defaultCount, rate: o.ratePerSecond, concurrency: o.concurrency ?? 1, make };
+    return { target, count: o.count ?? defaultCount, rate: o.ratePerSecond, concurrency, make };
   }
 
   private storedUrl(): string {

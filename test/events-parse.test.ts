@@ -1,0 +1,435 @@
+import { strict as assert } from 'node:assert';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { IpcamError } from '../lib/errors';
+import { decodeImage, parseDevicePost, type AlarmStatus, type DevicePost, type KeepAlive, type OtherEvent, type PlateDetection } from '../lib/events/parse';
+import { buildAlarmStatus, buildKeepAlive, buildPlateEvent, formatDataTime, type EventFormat, type PlateEventSpec } from '../lib/simulator/events';
+import { PLATE_JPEG, SNAPSHOT_JPEG } from '../lib/simulator/images';
+import type { XmlValue } from '../lib/xml/codec';
+import { PROJECT_ROOT } from './helpers';
+
+/** Real device posts (images replaced by placeholder text), kept beside the repository. */
+const CAPTURES = resolve(PROJECT_ROOT, '..', 'shared', 'captures', 'tvt-events');
+const SENDER = '10.20.30.40';
+/** When the server received the post: the time of posts that carry none (keep-alives). */
+const RECEIVED_AT = Date.UTC(2026, 0, 2, 3, 4, 5, 678);
+const RECEIVED_ISO = '2026-01-02T03:04:05.678Z';
+
+const PLATE_B64 = PLATE_JPEG.toString('base64');
+const SCENE_B64 = SNAPSHOT_JPEG.toString('base64');
+
+const CAMERA_LPR_TIME = '2024-11-19T19:40:34.584Z'; // currentTime 1732045234584193 (microseconds)
+const CAMERA_PEA_TIME = '2019-07-19T09:21:46.584Z'; // currentTime 1563528106584193
+const RECORDER_60 = { ip: '192.168.0.60', name: 'Device Name', mac: '58:5B:69:40:F4:0D' };
+const RECORDER_50 = { ip: '192.168.0.50', name: 'Office', mac: '58:5B:69:12:F0:79' };
+
+type Expectation =
+  | { kind: 'plate'; post: PlateDetection }
+  | { kind: 'keepalive'; post: KeepAlive }
+  | { kind: 'alarmStatus'; post: AlarmStatus }
+  | { kind: 'event'; post: Omit<OtherEvent, 'data'> };
+
+/** What each capture must give; a capture without an entry here fails the listing test. */
+const EXPECTED: Record<string, Expectation> = {
+  'ipc-v1x/lpr.xml': {
+    kind: 'plate',
+    post: {
+      kind: 'plate',
+      plate: 'ABC1234',
+      listType: 'whiteList',
+      time: CAMERA_LPR_TIME,
+      device: { ip: SENDER },
+      // The scene is the source picture; the overview item is only used when there is none.
+      images: { plate: 'BASE64_JPEG_PLATE_CROP', scene: 'BASE64_JPEG_SOURCE_IMAGE' },
+    },
+  },
+  'ipc-v1x/keepalive.xml': {
+    kind: 'keepalive',
+    post: { kind: 'keepalive', time: RECEIVED_ISO, device: { name: 'Device Name', sn: 'NF40D099BCM0', ip: '192.168.1.192', mac: '58:5b:69:5a:84:bb' } },
+  },
+  'ipc-v1x/alarm-status.xml': {
+    kind: 'alarmStatus',
+    post: {
+      kind: 'alarmStatus',
+      // `11-19-2025 12:15:11 PM`: device-local time, read in this host's zone.
+      time: new Date(2025, 10, 19, 12, 15, 11).toISOString(),
+      device: { name: 'Viewtron IPC', sn: 'I84BB0A8D59C', ip: '192.168.1.57', mac: '58:5b:69:5a:84:bb' },
+      alarms: [{ type: 'vehiceAlarm', id: 1, active: true }],
+    },
+  },
+  'ipc-v1x/face-detection.xml': { kind: 'event', post: { kind: 'event', type: 'VFD', time: CAMERA_LPR_TIME, device: { ip: SENDER } } },
+  'ipc-v1x/line-crossing.xml': { kind: 'event', post: { kind: 'event', type: 'PEA', time: CAMERA_PEA_TIME, device: { ip: SENDER } } },
+  'ipc-v1x/perimeter-intrusion.xml': { kind: 'event', post: { kind: 'event', type: 'PEA', time: CAMERA_PEA_TIME, device: { ip: SENDER } } },
+  'ipc-v1x/video-metadata.xml': { kind: 'event', post: { kind: 'event', type: 'VSD', time: CAMERA_LPR_TIME, device: { ip: SENDER } } },
+  'ipc-v1x/zone-entry.xml': { kind: 'event', post: { kind: 'event', type: 'AOIENTRY', time: CAMERA_LPR_TIME, device: { ip: SENDER } } },
+  'ipc-v1x/zone-exit.xml': { kind: 'event', post: { kind: 'event', type: 'AOILEAVE', time: CAMERA_LPR_TIME, device: { ip: SENDER } } },
+  'nvr-v2/vehicle-lpr.xml': {
+    kind: 'plate',
+    post: {
+      kind: 'plate',
+      plate: 'JP116D',
+      listType: 'unknown',
+      channel: 2,
+      time: '2026-02-27T16:37:48.473Z',
+      device: RECORDER_60,
+      vehicle: { type: 'mpv', color: 'white', brand: 'GMC', model: 'GMC_SAVANA' },
+      images: { plate: 'BASE64_JPEG_PLATE_CROP', scene: 'BASE64_JPEG_OVERVIEW_IMAGE' },
+    },
+  },
+  'nvr-v2/keepalive.xml': { kind: 'keepalive', post: { kind: 'keepalive', time: RECEIVED_ISO, device: RECORDER_50 } },
+  'nvr-v2/alarm-status.xml': {
+    kind: 'alarmStatus',
+    post: { kind: 'alarmStatus', time: '2026-02-25T22:01:54.000Z', channel: 1, device: RECORDER_60, alarms: [{ type: 'perimeterAlarm', id: 1, active: true }] },
+  },
+  'nvr-v2/face-detection.xml': { kind: 'event', post: { kind: 'event', type: 'videoFaceDetect', time: '2026-02-27T17:17:22.929Z', channel: 1, device: RECORDER_50 } },
+  'nvr-v2/line-crossing.xml': { kind: 'event', post: { kind: 'event', type: 'lineCrossing', time: '2026-02-25T22:04:50.604Z', channel: 1, device: RECORDER_60 } },
+  'nvr-v2/region-intrusion.xml': { kind: 'event', post: { kind: 'event', type: 'regionIntrusion', time: '2026-02-25T22:01:54.604Z', channel: 1, device: RECORDER_60 } },
+  'nvr-v2/target-counting-by-area.xml': {
+    kind: 'event',
+    post: { kind: 'event', type: 'targetCountingByArea', time: '2026-02-26T22:35:52.968Z', channel: 1, device: RECORDER_60 },
+  },
+  'nvr-v2/target-counting-by-line.xml': {
+    kind: 'event',
+    post: { kind: 'event', type: 'targetCountingByLine', time: '2026-02-26T21:23:11.308Z', channel: 1, device: RECORDER_60 },
+  },
+  'nvr-v2/video-metadata.xml': { kind: 'event', post: { kind: 'event', type: 'videoMetadata', time: '2026-02-26T22:39:38.273Z', channel: 1, device: RECORDER_60 } },
+};
+
+function readCapture(name: string): Buffer {
+  const file = join(CAPTURES, name);
+  assert.ok(existsSync(file), `capture ${file} is missing: the captures are expected in ${CAPTURES} (shared/captures/tvt-events beside the repository)`);
+  return readFileSync(file);
+}
+
+function only(posts: DevicePost[]): DevicePost {
+  assert.equal(posts.length, 1, `expected one post, got ${JSON.stringify(posts)}`);
+  return posts[0] as DevicePost;
+}
+
+/** Every key anywhere in a typed value. */
+function keysOf(value: XmlValue, into: string[] = []): string[] {
+  if (Array.isArray(value)) value.forEach((v) => keysOf(v, into));
+  else if (typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) {
+      into.push(k);
+      keysOf(v, into);
+    }
+  }
+  return into;
+}
+
+function expectParseError(body: string): void {
+  assert.throws(
+    () => parseDevicePost(body, SENDER, RECEIVED_AT),
+    (err: unknown) => err instanceof IpcamError && err.code === 'EPARSE',
+  );
+}
+
+describe('device post parsing: real captures', () => {
+  it('finds the capture folder, and every capture in it has an expected result', () => {
+    assert.ok(existsSync(CAPTURES), `the captures folder ${CAPTURES} is missing (expected shared/captures/tvt-events beside the repository)`);
+    const files = readdirSync(CAPTURES, { withFileTypes: true })
+      .filter((d) => d.isDirectory())
+      .flatMap((d) => readdirSync(join(CAPTURES, d.name)).filter((f) => f.endsWith('.xml')).map((f) => `${d.name}/${f}`))
+      .sort();
+    assert.ok(files.length >= 18, `expected the 18 captures, found ${files.length}`);
+    assert.deepEqual(files, Object.keys(EXPECTED).sort(), 'captures and expectations differ: a new capture needs an expected result here');
+  });
+
+  for (const [name, expected] of Object.entries(EXPECTED)) {
+    it(`${name}: ${expected.kind}${expected.kind === 'event' ? ` ${expected.post.type}` : ''}`, () => {
+      const post = only(parseDevicePost(readCapture(name), SENDER, RECEIVED_AT));
+      if (expected.kind !== 'event') {
+        assert.deepEqual(post, expected.post);
+        return;
+      }
+      assert.equal(post.kind, 'event');
+      const { data, ...rest } = post as OtherEvent;
+      assert.deepEqual(rest, expected.post);
+      assert.ok(typeof data === 'object' && !Array.isArray(data), 'event data is the document as an object');
+      assert.equal((data as Record<string, XmlValue>)['smartType'], expected.post.type);
+      const keys = keysOf(data);
+      assert.ok(keys.includes('sourceDataInfo'), 'the event data keeps the document structure');
+      assert.deepEqual(
+        keys.filter((k) => k.endsWith('Base64Data')),
+        [],
+        'image data is dropped from event data',
+      );
+    });
+  }
+
+  it('keep-alives are keep-alives whatever the sender puts around them (no plate, no event)', () => {
+    for (const name of ['ipc-v1x/keepalive.xml', 'nvr-v2/keepalive.xml']) {
+      const posts = parseDevicePost(readCapture(name), SENDER, RECEIVED_AT);
+      assert.deepEqual(
+        posts.map((p) => p.kind),
+        ['keepalive'],
+        name,
+      );
+    }
+  });
+
+  it('the placeholders of the captures decode to no image', () => {
+    for (const name of ['ipc-v1x/lpr.xml', 'nvr-v2/vehicle-lpr.xml']) {
+      const post = only(parseDevicePost(readCapture(name), SENDER, RECEIVED_AT)) as PlateDetection;
+      assert.ok(post.images.plate, `${name}: the plate image text is passed on`);
+      assert.equal(decodeImage(post.images.plate), undefined);
+      assert.equal(decodeImage(post.images.scene), undefined);
+    }
+  });
+});
+
+describe('device post parsing: simulator documents', () => {
+  const NON_ASCII = 'ÄÖ-中 123';
+  const full: PlateEventSpec = {
+    plate: NON_ASCII,
+    listType: 'blackList',
+    direction: 'approach',
+    confidence: 99,
+    channel: 3,
+    vehicle: { color: 'red', type: 'sedan', brand: 'Ford', model: 'Focus' },
+    time: Date.UTC(2025, 5, 7, 8, 9, 10, 123),
+    device: { name: 'Gate cam', mac: '58:5b:69:aa:bb:cc', sn: 'SN-42', ip: '192.168.7.8' },
+  };
+  const fullTime = '2025-06-07T08:09:10.123Z';
+
+  it('camera format (config 1.7, newer-camera fields) parses back to what was put in, images included', () => {
+    const doc = buildPlateEvent('ipc', full);
+    assert.match(doc, /^<\?xml version="1.0" encoding="UTF-8"\?>\n<config version="1.7" xmlns="http:\/\/www.ipc.com\/ver10">/);
+    assert.match(doc, /<smartType type="openAlramObj">VEHICE<\/smartType>/);
+    assert.match(doc, /<PlateConfidence count="9900"\/>/);
+    assert.match(doc, /<currentTime type="tint64">\d{16}<\/currentTime>/);
+    assert.match(doc, /<targetBase64Data type="string"><!\[CDATA\[\/9j\//, 'camera images are CDATA');
+    const post = only(parseDevicePost(doc, SENDER, RECEIVED_AT));
+    const expected: PlateDetection = {
+      kind: 'plate',
+      plate: NON_ASCII,
+      listType: 'blackList',
+      direction: 'approach',
+      confidence: 99,
+      channel: 3,
+      time: fullTime,
+      // A camera names itself by name, mac and sn; its address is the sender's.
+      device: { name: 'Gate cam', mac: '58:5b:69:aa:bb:cc', sn: 'SN-42', ip: SENDER },
+      vehicle: { color: 'red', type: 'sedan', brand: 'Ford', model: 'Focus' },
+      images: { plate: PLATE_B64, scene: SCENE_B64 },
+    };
+    assert.deepEqual(post, expected);
+    assert.deepEqual(decodeImage((post as PlateDetection).images.plate), PLATE_JPEG);
+    assert.deepEqual(decodeImage((post as PlateDetection).images.scene), SNAPSHOT_JPEG);
+  });
+
+  it('recorder format (config 2.0.0, alarmData, plain base64) parses back to what was put in, images included', () => {
+    const doc = buildPlateEvent('nvr', full);
+    assert.match(doc, /<config version="2.0.0" xmlns="http:\/\/www.ipc.com\/ver10"><messageType>alarmData<\/messageType>/);
+    assert.match(doc, /<smartType>vehicle<\/smartType>/);
+    assert.match(doc, /<licensePlateListInfo><item>[\s\S]*<licensePlateAttribute><licensePlateNumber><!\[CDATA\[ÄÖ-中 123\]\]><\/licensePlateNumber>/);
+    assert.match(doc, /<targetBase64Data>\/9j\/[A-Za-z0-9+/=]+<\/targetBase64Data>/, 'recorder images are plain text');
+    assert.match(doc, /<sourceBase64Data>\/9j\/[A-Za-z0-9+/=]+<\/sourceBase64Data>/);
+    assert.doesNotMatch(doc, /CDATA\[\/9j/);
+    const post = only(parseDevicePost(doc, SENDER, RECEIVED_AT));
+    const expected: PlateDetection = {
+      kind: 'plate',
+      plate: NON_ASCII,
+      listType: 'blackList',
+      direction: 'approach',
+      confidence: 99,
+      channel: 3,
+      time: fullTime,
+      device: { name: 'Gate cam', mac: '58:5b:69:aa:bb:cc', ip: '192.168.7.8' },
+      vehicle: { color: 'red', type: 'sedan', brand: 'Ford', model: 'Focus' },
+      images: { plate: PLATE_B64, scene: SCENE_B64 },
+    };
+    assert.deepEqual(post, expected);
+    assert.deepEqual(decodeImage((post as PlateDetection).images.plate), PLATE_JPEG);
+    assert.deepEqual(decodeImage((post as PlateDetection).images.scene), SNAPSHOT_JPEG);
+  });
+
+  for (const format of ['ipc', 'nvr'] as EventFormat[]) {
+    it(`${format}: every list type round-trips; unknown is left out of the document and reads as unknown`, () => {
+      for (const listType of ['whiteList', 'blackList', 'temporaryList', 'unknown'] as const) {
+        const doc = buildPlateEvent(format, { plate: 'LT1', listType, images: false });
+        assert.equal(/vehicleListType/.test(doc), listType !== 'unknown', `${listType}: ${doc}`);
+        const post = only(parseDevicePost(doc, SENDER, RECEIVED_AT)) as PlateDetection;
+        assert.equal(post.listType, listType);
+      }
+      const absent = only(parseDevicePost(buildPlateEvent(format, { plate: 'LT2', images: false }), SENDER, RECEIVED_AT)) as PlateDetection;
+      assert.equal(absent.listType, 'unknown');
+    });
+
+    it(`${format}: a caller's scene picture is posted as given`, () => {
+      const scene = Buffer.concat([SNAPSHOT_JPEG.subarray(0, 2), Buffer.from([0xff, 0xfe, 0x00, 0x06]), Buffer.from('abcd'), SNAPSHOT_JPEG.subarray(2)]);
+      const post = only(parseDevicePost(buildPlateEvent(format, { plate: 'SC1', scene }), SENDER, RECEIVED_AT)) as PlateDetection;
+      assert.deepEqual(decodeImage(post.images.scene), scene);
+      assert.deepEqual(decodeImage(post.images.plate), PLATE_JPEG);
+    });
+
+    it(`${format}: without images there are no image fields`, () => {
+      const doc = buildPlateEvent(format, { plate: 'NI1', images: false });
+      assert.doesNotMatch(doc, /Base64Data/);
+      const post = only(parseDevicePost(doc, SENDER, RECEIVED_AT)) as PlateDetection;
+      assert.deepEqual(post.images, {});
+      assert.ok(Buffer.byteLength(doc) < 2048, `a post without images is small, got ${Buffer.byteLength(doc)} bytes`);
+    });
+  }
+
+  it('camera: VEHICE and VEHICLE are both plates; an old camera (no identity fields) is named by its sender', () => {
+    for (const smartType of ['VEHICE', 'VEHICLE'] as const) {
+      const doc = buildPlateEvent('ipc', { plate: 'OLD1', smartType, extended: false, direction: 'away', confidence: 50, images: false, time: full.time as number });
+      assert.ok(doc.includes(`>${smartType}</smartType>`));
+      assert.doesNotMatch(doc, /<mac|<sn|<deviceName|vehicleDirect|PlateConfidence/);
+      const post = only(parseDevicePost(doc, SENDER, RECEIVED_AT));
+      assert.deepEqual(post, { kind: 'plate', plate: 'OLD1', listType: 'unknown', time: fullTime, device: { ip: SENDER }, images: {} });
+    }
+  });
+
+  it('confidence: count="9900" is 99 %, count="8750" 87.5 %', () => {
+    for (const format of ['ipc', 'nvr'] as EventFormat[]) {
+      for (const [confidence, count] of [
+        [99, '9900'],
+        [87.5, '8750'],
+      ] as const) {
+        const doc = buildPlateEvent(format, { plate: 'C1', confidence, images: false });
+        assert.ok(doc.includes(`<PlateConfidence count="${count}"/>`), doc);
+        assert.equal((only(parseDevicePost(doc, SENDER, RECEIVED_AT)) as PlateDetection).confidence, confidence);
+      }
+    }
+    const handWritten =
+      '<config version="1.7" xmlns="http://www.ipc.com/ver10"><smartType>VEHICLE</smartType><listInfo type="list" count="1"><item>' +
+      '<plateNumber type="string"><![CDATA[HW1]]></plateNumber><PlateConfidence count="9900"></PlateConfidence></item></listInfo></config>';
+    assert.equal((only(parseDevicePost(handWritten, SENDER, RECEIVED_AT)) as PlateDetection).confidence, 99);
+  });
+
+  it('time: 16-digit (us), 13-digit (ms) and 10-digit (s) epochs all read as the same instant', () => {
+    const time = Date.UTC(2024, 1, 29, 23, 59, 58, 765);
+    for (const format of ['ipc', 'nvr'] as EventFormat[]) {
+      for (const [epoch, digits, iso] of [
+        ['us', 16, '2024-02-29T23:59:58.765Z'],
+        ['ms', 13, '2024-02-29T23:59:58.765Z'],
+        ['s', 10, '2024-02-29T23:59:58.000Z'],
+      ] as const) {
+        const doc = buildPlateEvent(format, { plate: 'T1', time, epoch, images: false });
+        const raw = /<currentTime[^>]*>(\d+)<\/currentTime>/.exec(doc)?.[1];
+        assert.equal(raw?.length, digits, `${format} ${epoch}: ${raw}`);
+        assert.equal(only(parseDevicePost(doc, SENDER, RECEIVED_AT)).time, iso, `${format} ${epoch}`);
+      }
+    }
+  });
+
+  it('keep-alives of both formats carry the identity and take the time of receipt', () => {
+    const device = { name: 'Yard', mac: '58:5b:69:01:02:03', sn: 'SN-7', ip: '192.168.9.9' };
+    const camera = buildKeepAlive('ipc', { device });
+    assert.match(camera, /^<\?xml[^>]*\?>\n<DeviceInfo>/);
+    assert.deepEqual(only(parseDevicePost(camera, SENDER, RECEIVED_AT)), { kind: 'keepalive', time: RECEIVED_ISO, device });
+    const recorder = buildKeepAlive('nvr', { device });
+    assert.match(recorder, /<messageType>keepalive<\/messageType>/);
+    assert.deepEqual(only(parseDevicePost(recorder, SENDER, RECEIVED_AT)), {
+      kind: 'keepalive',
+      time: RECEIVED_ISO,
+      device: { name: 'Yard', mac: '58:5b:69:01:02:03', ip: '192.168.9.9' },
+    });
+  });
+
+  it('camera alarm status: dataTime "MM-DD-YYYY hh:mm:ss AM" (12-hour clock) reads back as that local time', () => {
+    const device = { name: 'Yard', mac: '58:5b:69:01:02:03', sn: 'SN-7', ip: '192.168.9.9' };
+    for (const [date, text] of [
+      [new Date(2025, 0, 2, 0, 5, 6), '01-02-2025 12:05:06 AM'],
+      [new Date(2025, 10, 19, 12, 15, 11), '11-19-2025 12:15:11 PM'],
+      [new Date(2025, 11, 31, 23, 59, 59), '12-31-2025 11:59:59 PM'],
+      [new Date(2025, 6, 4, 9, 0, 1), '07-04-2025 09:00:01 AM'],
+    ] as const) {
+      assert.equal(formatDataTime(date.getTime()), text);
+      const doc = buildAlarmStatus('ipc', { device, time: date.getTime() + 456, alarm: 'vehiceAlarm', active: false });
+      assert.ok(doc.includes(`<dataTime><![CDATA[${text}]]></dataTime>`), doc);
+      const post = only(parseDevicePost(doc, SENDER, RECEIVED_AT));
+      assert.deepEqual(post, { kind: 'alarmStatus', time: date.toISOString(), device, alarms: [{ type: 'vehiceAlarm', id: 1, active: false }] });
+    }
+  });
+
+  it('recorder alarm status: item id, state, channel and time', () => {
+    const doc = buildAlarmStatus('nvr', { alarm: 'passlineAlarm', id: 2, active: true, channel: 4, time: Date.UTC(2026, 1, 25, 22, 1, 54), device: { name: 'N', ip: '10.1.1.1', mac: 'm' } });
+    assert.match(doc, /<messageType>alarmStatus<\/messageType>/);
+    assert.match(doc, /<passlineAlarm><item id="2">true<\/item><\/passlineAlarm>/);
+    assert.deepEqual(only(parseDevicePost(doc, SENDER, RECEIVED_AT)), {
+      kind: 'alarmStatus',
+      time: '2026-02-25T22:01:54.000Z',
+      channel: 4,
+      device: { name: 'N', ip: '10.1.1.1', mac: 'm' },
+      alarms: [{ type: 'passlineAlarm', id: 2, active: true }],
+    });
+  });
+
+  it('raw base64 text between the XML declaration and the root is skipped', () => {
+    for (const format of ['ipc', 'nvr'] as EventFormat[]) {
+      const doc = buildPlateEvent(format, full);
+      const clean = parseDevicePost(doc, SENDER, RECEIVED_AT);
+      const declaration = '<?xml version="1.0" encoding="UTF-8"?>';
+      assert.ok(doc.startsWith(declaration));
+      const noisy = `${declaration}\r\n${SCENE_B64.slice(0, 4000)}\r\n${doc.slice(declaration.length)}`;
+      assert.deepEqual(parseDevicePost(noisy, SENDER, RECEIVED_AT), clean);
+      assert.deepEqual(parseDevicePost(Buffer.from(noisy, 'utf8'), SENDER, RECEIVED_AT), clean, 'as a Buffer too');
+    }
+  });
+
+  it('a post without XML declaration (or with a byte order mark) reads the same', () => {
+    for (const format of ['ipc', 'nvr'] as EventFormat[]) {
+      const doc = buildPlateEvent(format, full);
+      const clean = parseDevicePost(doc, SENDER, RECEIVED_AT);
+      const bare = doc.replace(/^<\?xml[^>]*\?>\s*/, '');
+      assert.ok(bare.startsWith('<config'));
+      assert.deepEqual(parseDevicePost(bare, SENDER, RECEIVED_AT), clean);
+      assert.deepEqual(parseDevicePost(`\uFEFF${doc}`, SENDER, RECEIVED_AT), clean);
+    }
+  });
+
+  it('an empty, self-closed image element does not swallow the elements after it', () => {
+    const doc =
+      '<config version="1.7" xmlns="http://www.ipc.com/ver10"><smartType>VEHICLE</smartType><listInfo type="list" count="2">' +
+      '<item><targetImageData><targetBase64Data type="string"/></targetImageData></item>' +
+      `<item><plateNumber type="string"><![CDATA[SELF1]]></plateNumber><vehicleListType type="string">whiteList</vehicleListType>` +
+      `<targetImageData><targetBase64Data type="string"><![CDATA[${PLATE_B64}]]></targetBase64Data></targetImageData></item></listInfo></config>`;
+    const post = only(parseDevicePost(doc, SENDER, RECEIVED_AT)) as PlateDetection;
+    assert.equal(post.plate, 'SELF1');
+    assert.equal(post.listType, 'whiteList');
+    assert.deepEqual(post.images, { plate: PLATE_B64 });
+  });
+
+  it('a camera post with several plates gives one detection each; the overview item is the scene', () => {
+    const doc =
+      '<config version="1.7" xmlns="http://www.ipc.com/ver10"><smartType>VEHICLE</smartType><currentTime>1700000000</currentTime><listInfo type="list" count="3">' +
+      `<item><targetImageData><targetBase64Data><![CDATA[${SCENE_B64}]]></targetBase64Data></targetImageData></item>` +
+      '<item><plateNumber><![CDATA[M1]]></plateNumber><vehicleListType>whiteList</vehicleListType></item>' +
+      '<item><plateNumber><![CDATA[M2]]></plateNumber></item></listInfo></config>';
+    const posts = parseDevicePost(doc, SENDER, RECEIVED_AT) as PlateDetection[];
+    assert.deepEqual(
+      posts.map((p) => [p.plate, p.listType, p.time, decodeImage(p.images.scene)?.length]),
+      [
+        ['M1', 'whiteList', '2023-11-14T22:13:20.000Z', SNAPSHOT_JPEG.length],
+        ['M2', 'unknown', '2023-11-14T22:13:20.000Z', SNAPSHOT_JPEG.length],
+      ],
+    );
+  });
+
+  it('unreadable posts are EPARSE', () => {
+    expectParseError('');
+    expectParseError('just text, no XML');
+    expectParseError('<config version="1.7"><smartType>VEHICE</smartType>');
+    expectParseError('<config><other>1</other></config>');
+    expectParseError('<?xml version="1.0"');
+  });
+});
+
+describe('decodeImage', () => {
+  it('returns the JPEG for real base64 (wrapped in lines too)', () => {
+    assert.deepEqual(decodeImage(PLATE_B64), PLATE_JPEG);
+    assert.deepEqual(decodeImage(SCENE_B64), SNAPSHOT_JPEG);
+    const wrapped = (SCENE_B64.match(/.{1,76}/g) ?? []).join('\r\n');
+    assert.deepEqual(decodeImage(wrapped), SNAPSHOT_JPEG);
+  });
+
+  it('returns undefined for placeholders, empty text and base64 of something that is not an image', () => {
+    for (const text of ['BASE64_JPEG_PLATE_CROP', 'BASE64_JPEG_OVERVIEW_IMAGE', '', undefined, Buffer.from('plain text, not a picture').toString('base64'), '/9j/']) {
+      assert.equal(decodeImage(text), undefined, String(text));
+    }
+  });
+});
