@@ -285,17 +285,36 @@ function stripPreamble(text: string): string {
 }
 
 // A self-closed element (`<targetBase64Data type="string"/>`, no image) is not an opening tag.
-const IMAGE_ELEMENT = /<(\w*Base64Data)(\s[^>]*)?(?<!\/)>([\s\S]*?)<\/\1>/g;
+/** Opening tags of image elements (`targetBase64Data`, `sourceBase64Data`, ...); self-closed ones are skipped. */
+const IMAGE_OPENER = /<(\w*Base64Data)(\s[^>]*)?>/g;
 
-/** Cuts the base64 image data out of the text, leaving a marker the parser reads as plain text. */
+/**
+ * Cuts the base64 image data out of the text, leaving a marker the parser reads as plain text.
+ * The content is found with indexOf, not a regular expression: it runs to hundreds of kilobytes.
+ */
 function extractImages(text: string): { xmlText: string; blobs: string[] } {
   const blobs: string[] = [];
-  const xmlText = text.replace(IMAGE_ELEMENT, (_all, name: string, attrs: string | undefined, content: string) => {
-    const cdata = /^\s*<!\[CDATA\[([\s\S]*)\]\]>\s*$/.exec(content);
-    blobs.push((cdata ? (cdata[1] as string) : content).trim());
-    return `<${name}${attrs ?? ''}>${BLOB_MARK}${blobs.length - 1}</${name}>`;
-  });
-  return { xmlText, blobs };
+  const parts: string[] = [];
+  let copied = 0;
+  IMAGE_OPENER.lastIndex = 0;
+  for (let m = IMAGE_OPENER.exec(text); m; m = IMAGE_OPENER.exec(text)) {
+    if (m[0].endsWith('/>')) continue;
+    const start = m.index + m[0].length;
+    const end = text.indexOf(`</${m[1] as string}>`, start);
+    if (end < 0) break;
+    blobs.push(unwrapCdata(text.slice(start, end)));
+    parts.push(text.slice(copied, start), `${BLOB_MARK}${blobs.length - 1}`);
+    copied = end;
+    IMAGE_OPENER.lastIndex = end;
+  }
+  if (blobs.length === 0) return { xmlText: text, blobs };
+  parts.push(text.slice(copied));
+  return { xmlText: parts.join(''), blobs };
+}
+
+function unwrapCdata(content: string): string {
+  const trimmed = content.trim();
+  return trimmed.startsWith('<![CDATA[') && trimmed.endsWith(']]>') ? trimmed.slice(9, -3).trim() : trimmed;
 }
 
 /** Event data for flows: image fields dropped (they are large; plate events carry them decoded). */
