@@ -2,11 +2,11 @@ import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
 import { inputError, IpcamError } from '../errors';
 import { transportError } from '../transport/transport-error';
-import { buildXml, child, parseXml, xml, XML_NS, type XmlElement, type XmlNode } from '../xml/codec';
+import { buildXml, child, xml, XML_NS, type XmlElement, type XmlNode } from '../xml/codec';
 import type { Route, SimContext } from './context';
 import { PLATE_JPEG, SNAPSHOT_JPEG } from './images';
 import type { Simulator } from './index';
-import { sendText, sendXmlStatus, sendXmlSuccess } from './respond';
+import { sendText, sendXmlStatus, sendXmlSuccess, xmlBody } from './respond';
 import type { HttpPostConfig, SimulatorState } from './state';
 
 /*
@@ -301,13 +301,8 @@ export const httpPostRoute: Route = (ctx) => {
     sendXmlStatus(ctx.res, 1, 'Invalid Request');
     return true;
   }
-  let root: XmlElement;
-  try {
-    root = parseXml(ctx.body);
-  } catch {
-    sendXmlStatus(ctx.res, 2, 'Invalid XML Format');
-    return true;
-  }
+  const root = xmlBody(ctx.res, ctx.body);
+  if (!root) return true;
   const config = readHttpPost(child(root, 'httpPost'));
   if (typeof config === 'number') {
     sendXmlStatus(ctx.res, config, config === 16 ? 'Range Error' : 'Missing Parameters');

@@ -1,7 +1,7 @@
-import { buildDocument, child, items, parseXml, xml, type XmlElement, type XmlNode } from '../xml/codec';
+import { buildDocument, child, items, xml, type XmlElement, type XmlNode } from '../xml/codec';
 import type { Route, SimContext } from './context';
 import { ALARM_LISTS, ALARM_MODES, REGIONS, ZONE_MAX, type VehicleSettings } from './plate-db';
-import { sendXml, sendXmlStatus, sendXmlSuccess } from './respond';
+import { sendXml, sendXmlStatus, sendXmlSuccess, xmlBody } from './respond';
 
 const MAX_ADD = 100;
 const DATE_TIME = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/;
@@ -28,14 +28,8 @@ export const plateRoutes: Route = (ctx) => {
 };
 
 function withBody(ctx: SimContext, handler: (ctx: SimContext, root: XmlElement) => void): true {
-  let root: XmlElement;
-  try {
-    root = parseXml(ctx.body);
-  } catch {
-    sendXmlStatus(ctx.res, 2, 'Invalid XML Format');
-    return true;
-  }
-  handler(ctx, root);
+  const root = xmlBody(ctx.res, ctx.body);
+  if (root) handler(ctx, root);
   return true;
 }
 

@@ -1,6 +1,6 @@
-import { buildDocument, child, parseXml, xml } from '../xml/codec';
+import { buildDocument, child, xml } from '../xml/codec';
 import type { Route, SimContext } from './context';
-import { sendText, sendXml, sendXmlStatus, sendXmlSuccess } from './respond';
+import { sendText, sendXml, sendXmlStatus, sendXmlSuccess, xmlBody } from './respond';
 
 const ACTIONS = ['Up', 'Down', 'Left', 'Right', 'LeftUp', 'LeftDown', 'RightUp', 'RightDown', 'ZoomIn', 'ZoomOut', 'Near', 'Far', 'IrisOpen', 'IrisClose', 'Stop'];
 const MOVES = ['home', 'up', 'down', 'left', 'right', 'upleft', 'upright', 'downleft', 'downright', 'repeat', 'stop', 'reset'];
@@ -70,12 +70,9 @@ export class SimulatedPtz {
     if (channel === undefined) return true;
     const action = second ?? first ?? '';
     if (!ACTIONS.includes(action)) return xmlFail(ctx, 1, 'Invalid Request');
-    let speed: number;
-    try {
-      speed = Number(child(parseXml(ctx.body), 'speed')?.text);
-    } catch {
-      return xmlFail(ctx, 2, 'Invalid XML Format');
-    }
+    const body = xmlBody(ctx.res, ctx.body);
+    if (!body) return true;
+    const speed = Number(child(body, 'speed')?.text);
     if (!Number.isInteger(speed) || speed < this.speedRange.min || speed > this.speedRange.max) return xmlFail(ctx, 16, 'Range Error');
     const s = this.channel(channel);
     if (action === 'Stop') Object.assign(s, { moving: false, action: undefined, speed: undefined });

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { buildXml, XML_NS } from '../xml/codec';
+import { buildXml, parseXml, XML_NS, type XmlElement } from '../xml/codec';
 
 /** Answers of the simulated device, in the shapes real firmware uses. */
 export function sendText(res: ServerResponse, status: number, text: string, contentType = 'text/plain'): void {
@@ -31,4 +31,14 @@ export function sendXmlStatus(res: ServerResponse, errorCode: number, errorDesc:
 
 export function sendXmlSuccess(res: ServerResponse): void {
   sendXmlStatus(res, 0, 'No Error');
+}
+
+/** The request document, or undefined after answering errorCode 2 (Invalid XML Format). */
+export function xmlBody(res: ServerResponse, body: Buffer): XmlElement | undefined {
+  try {
+    return parseXml(body);
+  } catch {
+    sendXmlStatus(res, 2, 'Invalid XML Format');
+    return undefined;
+  }
 }
