@@ -1,4 +1,5 @@
 import { IpcamError } from './errors';
+import { withoutEmpty } from './object';
 import { listParams } from './cgi/params';
 import type { DeviceClient } from './transport/client';
 import { getDeviceInfo } from './xml/device';
@@ -20,12 +21,12 @@ export interface DeviceIdentity {
 export async function identifyDevice(client: DeviceClient, signal?: AbortSignal): Promise<DeviceIdentity> {
   try {
     const info = await getDeviceInfo(client, signal);
-    return pick({ interface: 'xml', model: info.model, firmware: info.firmware, name: info.name, mac: info.mac, sn: info.sn });
+    return withoutEmpty<DeviceIdentity>({ interface: 'xml', model: info.model, firmware: info.firmware, name: info.name, mac: info.mac, sn: info.sn });
   } catch (err) {
     if (!(err instanceof IpcamError) || !['EHTTP', 'EPARSE', 'EDEVICE'].includes(err.code)) throw err;
   }
   const params = await listParams(client, ['Brand', 'Properties', 'Network'], { level: 'admin', signal });
-  return pick({
+  return withoutEmpty<DeviceIdentity>({
     interface: 'cgi',
     model: params['Brand.ProdFullName'] ?? params['Brand.ProdShortName'],
     firmware: params['Properties.Firmware.Version'],
@@ -33,8 +34,4 @@ export async function identifyDevice(client: DeviceClient, signal?: AbortSignal)
     mac: params['Network.eth0.MACAddress'],
     sn: params['Properties.System.SerialNumber'],
   });
-}
-
-function pick(identity: DeviceIdentity): DeviceIdentity {
-  return Object.fromEntries(Object.entries(identity).filter(([, v]) => v !== undefined && v !== '')) as unknown as DeviceIdentity;
 }

@@ -1,3 +1,4 @@
+import { withoutEmpty } from '../object';
 import type { DeviceClient } from '../transport/client';
 import { child, toTyped, type XmlValue } from './codec';
 import { xmlCall } from './call';
@@ -24,7 +25,7 @@ export async function getDeviceInfo(client: DeviceClient, signal?: AbortSignal):
     const value = fields[name];
     return typeof value === 'string' || typeof value === 'number' ? String(value) : undefined;
   };
-  return omitUndefined({
+  return withoutEmpty({
     name: text('deviceName'),
     model: text('model'),
     brand: text('brand'),
@@ -34,8 +35,4 @@ export async function getDeviceInfo(client: DeviceClient, signal?: AbortSignal):
     sn: text('sn'),
     fields,
   });
-}
-
-function omitUndefined<T extends object>(value: T): T {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
 }
