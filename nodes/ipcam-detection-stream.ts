@@ -62,7 +62,8 @@ export = function register(RED: NodeAPI): void {
         if (levels.length === 0 || !shouldEmit(levels)) return;
         this.send(toMessage(levels));
         const top = levels.reduce((a, b) => (b.level > a.level ? b : a));
-        control?.showEvent(`${top.triggered ? 'triggered' : 'level'} ${top.level} ${clockNow()}`);
+        // 'alarm 100 12:34:56' at most: 'triggered' would push the clock past 19 characters.
+        control?.showEvent(`${top.triggered ? 'alarm' : 'level'} ${top.level} ${clockNow()}`);
       },
     );
     if (!control) return;

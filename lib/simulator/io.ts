@@ -141,7 +141,7 @@ export class SimulatedIo {
       this.forget(stream);
       return true;
     }
-    stream.timer = setInterval(() => this.writeLevels(stream), this.detectionInterval);
+    if (this.streams.has(stream)) stream.timer = setInterval(() => this.writeLevels(stream), this.detectionInterval);
     return true;
   }
 
@@ -183,6 +183,8 @@ export class SimulatedIo {
     const declared = this.style.boundaryWithDashes ? `--${IO_BOUNDARY}` : IO_BOUNDARY;
     res.writeHead(200, { 'content-type': `multipart/x-mixed-replace; boundary=${declared}`, 'cache-control': 'no-cache', connection: 'close' });
     const stream: OpenStream = { res, kind, filter, stalled: false };
+    // A client that gave up while the answer was held back (slow fault) is gone: no 'close' will come.
+    if (res.destroyed) return stream;
     this.streams.add(stream);
     res.on('close', () => this.forget(stream));
     return stream;

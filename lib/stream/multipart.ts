@@ -23,6 +23,12 @@ export interface MultipartOptions {
 
 export const DEFAULT_MAX_PART = 1024 * 1024;
 const MAX_HEADER_BYTES = 16 * 1024;
+/**
+ * Line breaks and dashes around a scanned body (blank lines, the break before the boundary) do
+ * not count against the cap, up to this many bytes: whether a part is kept must not depend on
+ * where the chunks were cut.
+ */
+const FRAMING_SLACK = MAX_HEADER_BYTES;
 const LF = 0x0a;
 const CR = 0x0d;
 const DASH = 0x2d;
@@ -141,7 +147,7 @@ export class MultipartParser {
 
   /** The rest of the boundary line: `--` closes (devices may go on anyway), anything else is padding. */
   private delimiterLine(data: Buffer, pos: number): number {
-    const lf = data.indexOf(LF, pos);
+    const lf = lineEnd(data, pos);
     if (lf < 0) return this.waitForLine(data, pos);
     this.headers = {};
     this.sawHeader = false;
@@ -151,7 +157,7 @@ export class MultipartParser {
   }
 
   private headerLine(data: Buffer, pos: number): number {
-    const lf = data.indexOf(LF, pos);
+    const lf = lineEnd(data, pos);
     if (lf < 0) return this.waitForLine(data, pos);
     const end = lf > pos && data[lf - 1] === CR ? lf - 1 : lf;
     if (end === pos) {
@@ -201,10 +207,10 @@ export class MultipartParser {
     let dashes = at;
     while (dashes < data.length && data[dashes] === DASH) dashes++;
     const start = dashes - 2;
-    if (dashes === data.length || data.length - start < this.needle.length) {
-      if (data.length - pos > MAX_HEADER_BYTES) return this.resync(data, pos);
-      return this.keepTail(data, pos);
-    }
+    // Judged on the bytes seen so far the same way as on the whole stream: a gap that is too long
+    // now stays too long.
+    if (dashes - pos > MAX_HEADER_BYTES) return this.resync(data, pos);
+    if (dashes === data.length || data.length - start < this.needle.length) return this.keepTail(data, pos);
     if (start < at || data.indexOf(this.needle, start) !== start) return this.resync(data, pos);
     if (!this.flushed) this.emit(EMPTY, false);
     this.state = 'delimiter';
@@ -233,7 +239,7 @@ export class MultipartParser {
       // Keep the tail that could be the start of a boundary; the rest is body for sure.
       const keepFrom = Math.max(pos, data.length - this.needle.length + 1);
       this.takeBody(data.subarray(pos, keepFrom));
-      if (this.piecesLength > this.maxPart) {
+      if (this.piecesLength > this.maxPart + FRAMING_SLACK) {
         this.startSkip();
         return keepFrom;
       }
@@ -258,13 +264,14 @@ export class MultipartParser {
   }
 
   private emit(tail: Buffer, scanned: boolean): void {
-    let body = this.pieces.length === 0 ? tail : Buffer.concat(tail.length > 0 ? [...this.pieces, tail] : this.pieces, this.piecesLength + tail.length);
+    const raw = this.pieces.length === 0 ? tail : Buffer.concat(tail.length > 0 ? [...this.pieces, tail] : this.pieces, this.piecesLength + tail.length);
     this.pieces = [];
     this.piecesLength = 0;
-    if (scanned) body = frameless(body);
+    const body = scanned ? frameless(raw) : raw;
     // Blank lines between parts (or after a flushed part) carry nothing.
     if (scanned && body.length === 0) return;
-    if (body.length > this.maxPart) return this.warn(`A part is larger than the ${this.maxPart} byte cap; skipped to the next boundary`);
+    // The same rule as while scanning (scannedBody), so that a part is kept or not wherever the chunks were cut.
+    if (body.length > this.maxPart || raw.length > this.maxPart + FRAMING_SLACK) return this.warn(`A part is larger than the ${this.maxPart} byte cap; skipped to the next boundary`);
     this.opts.onPart({ headers: this.headers, body });
   }
 
@@ -290,6 +297,17 @@ export class MultipartParser {
 }
 
 const NEED_MORE = -1;
+
+/**
+ * The LF that ends the line at `pos`, or -1 when it has not arrived. One further than
+ * MAX_HEADER_BYTES counts as not arrived, so that waitForLine drops the line as it would have if
+ * the chunk had ended earlier.
+ */
+function lineEnd(data: Buffer, pos: number): number {
+  const lf = data.indexOf(LF, pos);
+  return lf - pos > MAX_HEADER_BYTES ? -1 : lf;
+}
+
 /** Part headers are Content-* (and X-*): a line like `IO1:H` is a body without headers. */
 const HEADER_NAME = /^(content|x)-[!#$%&'*+.^_`|~0-9A-Za-z-]+$/i;
 

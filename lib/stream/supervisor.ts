@@ -1,5 +1,6 @@
 import { IpcamError } from '../errors';
 import type { DeviceClient, DeviceStream } from '../transport/client';
+import { transportError } from '../transport/transport-error';
 import { boundaryOf, MultipartParser, type MultipartPart } from './multipart';
 
 export type StreamState = 'connecting' | 'connected' | 'retrying' | 'auth-failed' | 'unsupported' | 'stopped';
@@ -79,8 +80,11 @@ export class StreamSupervisor {
     this.controller = undefined;
     const stream = this.stream;
     this.stream = undefined;
+    // This run's promise: a start() right after stop() puts the next run in `this.running`.
+    const running = this.running;
+    this.running = undefined;
     await stream?.close();
-    await this.running?.catch(() => undefined);
+    await running?.catch(() => undefined);
   }
 
   private connect(): void {
@@ -105,6 +109,8 @@ export class StreamSupervisor {
     this.setState('connected', {});
     this.stableTimer = setTimeout(() => (this.attempt = 0), this.backoff.stableAfter);
     for await (const chunk of stream.body) {
+      // stop() has released this run: a chunk already on its way is no event any more.
+      if (signal.aborted) return;
       parser.write(chunk as Buffer);
       this.scheduleFlush(parser);
     }
@@ -121,12 +127,16 @@ export class StreamSupervisor {
   }
 
   private async failed(err: unknown, signal: AbortSignal): Promise<void> {
+    // Stopped: stop() has released this run's stream and timers; those in place now may be the next run's.
+    if (signal.aborted) return;
     this.clearTimers();
     const stream = this.stream;
     this.stream = undefined;
     await stream?.close();
     if (signal.aborted || this.state === 'stopped') return;
-    const error = err instanceof IpcamError ? err : new IpcamError('ECONN', err instanceof Error ? err.message : String(err));
+    // A stall (body timeout) or a reset while reading comes straight from undici.
+    const client = this.opts.client;
+    const error = transportError(err, { target: `${client.label} (GET ${this.opts.path.split('?')[0]})`, secrets: [client.options.password] });
     if (error.code === 'EHTTP' && (error.status === 400 || error.status === 404)) {
       this.setState('unsupported', { error: new IpcamError('EHTTP', 'This stream is not supported by this device', { status: error.status }) });
       return;
