@@ -1,4 +1,7 @@
+import { strict as assert } from 'node:assert';
 import { readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { IpcamError } from '../lib/errors';
 import { resolve } from 'node:path';
 
 /** Tests run compiled from dist/test; fixtures and captures stay in the source tree. */
@@ -11,3 +14,26 @@ export function fixture(name: string): string {
 export const SIM_USER = 'admin';
 /** A password with characters that would break naive encoding, and easy to grep for in output. */
 export const SIM_PASSWORD = 'S3cr3t:pa ss"wörd';
+
+/** Polls until `check` holds; fails after a generous limit. It waits, it asserts no timing. */
+export async function waitFor(what: string, check: () => boolean, limitMs = 15_000): Promise<void> {
+  const end = Date.now() + limitMs;
+  while (!check()) {
+    if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
+    await sleep(5);
+  }
+}
+
+/** The IpcamError a promise rejects with, checked for its code (and message when given). */
+export async function expectRejection(promise: Promise<unknown>, code: IpcamError['code'], message?: RegExp): Promise<IpcamError> {
+  let caught: unknown;
+  try {
+    await promise;
+  } catch (err) {
+    caught = err;
+  }
+  assert.ok(caught instanceof IpcamError, `expected an IpcamError ${code}, got ${String(caught)}`);
+  assert.equal(caught.code, code, caught.message);
+  if (message) assert.match(caught.message, message);
+  return caught;
+}

@@ -7,7 +7,7 @@ import deviceNode from '../nodes/ipcam-device';
 import ptzNode from '../nodes/ipcam-ptz';
 import relayNode from '../nodes/ipcam-relay';
 import type { NodeMessage } from '../nodes/red';
-import { SIM_PASSWORD, SIM_USER } from './helpers';
+import { SIM_PASSWORD, SIM_USER, waitFor } from './helpers';
 import { DEVICE, FlowWatch, actionFlow, assertNoSecret, deviceCredentials, deviceDef, helper, isRecord, type FlowNode } from './node-helper';
 
 const NODES = [deviceNode, ptzNode, relayNode];
@@ -27,15 +27,6 @@ function ptzDef(settings: Record<string, unknown> = {}): FlowNode {
 
 function relayDef(settings: Record<string, unknown> = {}): FlowNode {
   return { id: RELAY, type: 'ipcam-relay', name: '', device: DEVICE, output: '1', mode: 'on', pulse: '1000', sequence: '', ...settings };
-}
-
-/** Polls until `check` holds; fails after a generous limit (no timing is asserted by it). */
-async function waitFor(what: string, check: () => boolean, limitMs = 10_000): Promise<void> {
-  const end = Date.now() + limitMs;
-  while (!check()) {
-    if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
-    await sleep(10);
-  }
 }
 
 /** The speed of an `actionInfo` request body, with root, version and namespace checked. */

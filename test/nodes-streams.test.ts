@@ -6,7 +6,7 @@ import deviceNode from '../nodes/ipcam-device';
 import detectionNode from '../nodes/ipcam-detection-stream';
 import inputMonitorNode from '../nodes/ipcam-input-monitor';
 import type { NodeAPI, NodeMessage, NodeStatus } from '../nodes/red';
-import { SIM_PASSWORD, SIM_USER } from './helpers';
+import { SIM_PASSWORD, SIM_USER, waitFor } from './helpers';
 import {
   DEVICE,
   SocketTracker,
@@ -29,15 +29,6 @@ import {
 const DETECTION = '/cgi-bin/admin/detection';
 const INPUT = '/cgi-bin/admin/input';
 const CLOCK = /\d\d:\d\d:\d\d$/;
-
-/** Polls until `check` holds; fails after a generous limit (no timing is asserted by it). */
-async function waitFor(what: string, check: () => boolean, limitMs = 15_000): Promise<void> {
-  const end = Date.now() + limitMs;
-  while (!check()) {
-    if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
-    await sleep(5);
-  }
-}
 
 // ---------------------------------------------------------------------------------------------
 // What the stream nodes do from the moment they are created (their status and errors during

@@ -1,12 +1,11 @@
 import { strict as assert } from 'node:assert';
-import { IpcamError } from '../lib/errors';
 import { startSimulator, type RecordedRequest, type Simulator } from '../lib/simulator';
 import { DeviceClient, type DeviceResponse, type RequestOptions } from '../lib/transport/client';
 import { buildXml, child, elementToNode, items, parseXml, path, type XmlElement } from '../lib/xml/codec';
 import { syncPlates } from '../lib/xml/plate-sync';
 import { addPlates, deletePlates, modifyPlate, queryPlates } from '../lib/xml/plates';
 import { getVehicleConfig, setVehicleConfig, type VehicleConfig } from '../lib/xml/vehicle-config';
-import { SIM_PASSWORD, SIM_USER } from './helpers';
+import { SIM_PASSWORD, SIM_USER, expectRejection } from './helpers';
 
 /** The namespace and versions the spec fixes (written out, not imported, so a change shows). */
 const NS = 'http://www.ipc.com/ver10';
@@ -25,18 +24,6 @@ function plateNames(from: number, to: number): string[] {
   const out: string[] = [];
   for (let i = from; i <= to; i++) out.push(plateName(i));
   return out;
-}
-
-async function expectRejection(promise: Promise<unknown>, code: IpcamError['code']): Promise<IpcamError> {
-  let caught: unknown;
-  try {
-    await promise;
-  } catch (err) {
-    caught = err;
-  }
-  assert.ok(caught instanceof IpcamError, `expected an IpcamError ${code}, got ${String(caught)}`);
-  assert.equal(caught.code, code, caught.message);
-  return caught;
 }
 
 /** The root of a request document, with the version and namespace checked. */

@@ -1,13 +1,12 @@
 import { strict as assert } from 'node:assert';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { cgiPtz, cgiPtzPath, checkCgiPtz } from '../lib/cgi/ptz';
-import { IpcamError } from '../lib/errors';
 import { startSimulator, type PtzCommand, type RecordedRequest, type Simulator } from '../lib/simulator';
 import { DeviceClient } from '../lib/transport/client';
 import { parseXml } from '../lib/xml/codec';
 import { getPtzCaps, ptzControl, speedRange, type PtzAction } from '../lib/xml/ptz';
 import { PtzMover, type PtzMove } from '../lib/xml/ptz-mover';
-import { SIM_PASSWORD, SIM_USER } from './helpers';
+import { SIM_PASSWORD, SIM_USER, waitFor, expectRejection } from './helpers';
 
 /** Written out from the spec (xml-api 4.6), not imported, so that a change in lib shows. */
 const XML_ACTIONS: PtzAction[] = ['Up', 'Down', 'Left', 'Right', 'LeftUp', 'LeftDown', 'RightUp', 'RightDown', 'ZoomIn', 'ZoomOut', 'Near', 'Far', 'IrisOpen', 'IrisClose', 'Stop'];
@@ -18,28 +17,6 @@ const NS = 'http://www.ipc.com/ver10';
 /** Every reserved character of cgi-api rule 3 and a space, 23 characters. */
 const RESERVED_NAME = 'a;b/c?d:e@f&g=h+i,j$k l';
 const RESERVED_ENCODED = 'a%3Bb%2Fc%3Fd%3Ae%40f%26g%3Dh%2Bi%2Cj%24k%20l';
-
-async function expectRejection(promise: Promise<unknown>, code: IpcamError['code'], message?: RegExp): Promise<IpcamError> {
-  let caught: unknown;
-  try {
-    await promise;
-  } catch (err) {
-    caught = err;
-  }
-  assert.ok(caught instanceof IpcamError, `expected an IpcamError ${code}, got ${String(caught)}`);
-  assert.equal(caught.code, code, caught.message);
-  if (message) assert.match(caught.message, message);
-  return caught;
-}
-
-/** Polls until `check` holds; fails after a generous limit (no timing is asserted by it). */
-async function waitFor(what: string, check: () => boolean, limitMs = 10_000): Promise<void> {
-  const end = Date.now() + limitMs;
-  while (!check()) {
-    if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
-    await sleep(10);
-  }
-}
 
 /** The speed of an `actionInfo` request body, with root, version and namespace checked. */
 function speedOf(req: RecordedRequest | undefined): number {

@@ -1,34 +1,10 @@
 import { strict as assert } from 'node:assert';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { checkSequence, pulseRelay, readRelay, runRelaySequence, setRelay } from '../lib/cgi/relay';
-import { IpcamError } from '../lib/errors';
 import { startSimulator, type RecordedRequest, type RelayChange, type Simulator } from '../lib/simulator';
 import { DeviceClient } from '../lib/transport/client';
-import { SIM_PASSWORD, SIM_USER } from './helpers';
+import { SIM_PASSWORD, SIM_USER, waitFor, expectRejection } from './helpers';
 
 const OUTPUT = '/cgi-bin/admin/output';
-
-async function expectRejection(promise: Promise<unknown>, code: IpcamError['code'], message?: RegExp): Promise<IpcamError> {
-  let caught: unknown;
-  try {
-    await promise;
-  } catch (err) {
-    caught = err;
-  }
-  assert.ok(caught instanceof IpcamError, `expected an IpcamError ${code}, got ${String(caught)}`);
-  assert.equal(caught.code, code, caught.message);
-  if (message) assert.match(caught.message, message);
-  return caught;
-}
-
-/** Polls until `check` holds; fails after a generous limit (no timing is asserted by it). */
-async function waitFor(what: string, check: () => boolean, limitMs = 10_000): Promise<void> {
-  const end = Date.now() + limitMs;
-  while (!check()) {
-    if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
-    await sleep(10);
-  }
-}
 
 /** `actual` ms lies in [expected - 50, expected + 1200): timers never fire early, late is tolerated. */
 function assertAbout(actual: number, expected: number, what: string): void {

@@ -7,19 +7,10 @@ import { startSimulator, type Simulator, type StreamStyle } from '../lib/simulat
 import type { MultipartPart } from '../lib/stream/multipart';
 import { StreamSupervisor, type StreamState, type StreamStateInfo, type SupervisorOptions } from '../lib/stream/supervisor';
 import { DeviceClient } from '../lib/transport/client';
-import { SIM_PASSWORD, SIM_USER } from './helpers';
+import { SIM_PASSWORD, SIM_USER, waitFor } from './helpers';
 
 const INPUT = '/cgi-bin/admin/input';
 const FIVE_MINUTES = 5 * 60_000;
-
-/** Polls until `check` holds; fails after a generous limit (it asserts no timing). */
-async function waitFor(what: string, check: () => boolean, limitMs = 15_000): Promise<void> {
-  const end = Date.now() + limitMs;
-  while (!check()) {
-    if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
-    await sleep(5);
-  }
-}
 
 /** Everything one supervisor reports. */
 class Recorder {

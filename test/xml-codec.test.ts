@@ -6,24 +6,13 @@ import { DeviceClient } from '../lib/transport/client';
 import { xmlCall } from '../lib/xml/call';
 import { buildDocument, buildXml, child, items, parseXml, path, toTyped, xml, XML_NS, type XmlValue } from '../lib/xml/codec';
 import { deviceErrorText, failureOf } from '../lib/xml/device-errors';
+import { expectRejection } from './helpers';
 
 /** Runs `fn`, expecting it to throw an IpcamError with that code; returns the error. */
 function expectIpcamError(fn: () => unknown, code: IpcamError['code']): IpcamError {
   let caught: unknown;
   try {
     fn();
-  } catch (err) {
-    caught = err;
-  }
-  assert.ok(caught instanceof IpcamError, `expected an IpcamError, got ${String(caught)}`);
-  assert.equal(caught.code, code, caught.message);
-  return caught;
-}
-
-async function expectRejection(promise: Promise<unknown>, code: IpcamError['code']): Promise<IpcamError> {
-  let caught: unknown;
-  try {
-    await promise;
   } catch (err) {
     caught = err;
   }
