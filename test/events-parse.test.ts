@@ -1,15 +1,14 @@
 import { strict as assert } from 'node:assert';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { IpcamError } from '../lib/errors';
 import { decodeImage, parseDevicePost, type AlarmStatus, type DevicePost, type KeepAlive, type OtherEvent, type PlateDetection } from '../lib/events/parse';
 import { buildAlarmStatus, buildKeepAlive, buildPlateEvent, formatDataTime, type EventFormat, type PlateEventSpec } from '../lib/simulator/events';
 import { PLATE_JPEG, SNAPSHOT_JPEG } from '../lib/simulator/images';
 import type { XmlValue } from '../lib/xml/codec';
-import { PROJECT_ROOT } from './helpers';
+import { CAPTURES } from './helpers';
 
 /** Real device posts (images replaced by placeholder text), kept beside the repository. */
-const CAPTURES = resolve(PROJECT_ROOT, '..', 'shared', 'captures', 'tvt-events');
 const SENDER = '10.20.30.40';
 /** When the server received the post: the time of posts that carry none (keep-alives). */
 const RECEIVED_AT = Date.UTC(2026, 0, 2, 3, 4, 5, 678);
@@ -97,7 +96,7 @@ const EXPECTED: Record<string, Expectation> = {
 
 function readCapture(name: string): Buffer {
   const file = join(CAPTURES, name);
-  assert.ok(existsSync(file), `capture ${file} is missing: the captures are expected in ${CAPTURES} (shared/captures/tvt-events beside the repository)`);
+  assert.ok(existsSync(file), `capture ${file} is missing: the captures are expected in ${CAPTURES}`);
   return readFileSync(file);
 }
 
@@ -127,7 +126,7 @@ function expectParseError(body: string): void {
 
 describe('device post parsing: real captures', () => {
   it('finds the capture folder, and every capture in it has an expected result', () => {
-    assert.ok(existsSync(CAPTURES), `the captures folder ${CAPTURES} is missing (expected shared/captures/tvt-events beside the repository)`);
+    assert.ok(existsSync(CAPTURES), `the captures folder ${CAPTURES} is missing`);
     const files = readdirSync(CAPTURES, { withFileTypes: true })
       .filter((d) => d.isDirectory())
       .flatMap((d) => readdirSync(join(CAPTURES, d.name)).filter((f) => f.endsWith('.xml')).map((f) => `${d.name}/${f}`))

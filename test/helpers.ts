@@ -37,3 +37,9 @@ export async function expectRejection(promise: Promise<unknown>, code: IpcamErro
   if (message) assert.match(caught.message, message);
   return caught;
 }
+
+/**
+ * Real device posts (base64 images replaced by placeholders), copied from the project's shared
+ * captures so that a clone tests on its own; Apache-2.0, see the LICENSE beside them.
+ */
+export const CAPTURES = resolve(PROJECT_ROOT, 'test', 'fixtures', 'captures', 'tvt-events');

@@ -19,7 +19,7 @@ import deviceNode from '../nodes/ipcam-device';
 import eventServerNode from '../nodes/ipcam-event-server';
 import plateEventNode from '../nodes/ipcam-plate-event';
 import type { NodeMessage, NodeStatus } from '../nodes/red';
-import { PROJECT_ROOT, SIM_PASSWORD, SIM_USER } from './helpers';
+import { CAPTURES, SIM_PASSWORD, SIM_USER } from './helpers';
 import {
   DEVICE,
   activeHandles,
@@ -42,7 +42,6 @@ const NODES: NodeModule[] = [deviceNode, eventServerNode, plateEventNode];
 const TAB = 'f1';
 const SERVER = 'srv';
 const PE = 'pe';
-const CAPTURES = resolve(PROJECT_ROOT, '..', 'shared', 'captures', 'tvt-events');
 const CONFIGURE_PATH = '/ipcam-plate-event/configure-device';
 /** How long a wait for something that should come may take before the test fails. */
 const LIMIT_MS = 10_000;
