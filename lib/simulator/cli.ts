@@ -6,7 +6,9 @@ const USAGE = `ipcam-simulator: a fake IP camera speaking the XML and CGI interf
 Usage: ipcam-simulator [--port 8080] [--host 127.0.0.1] [--user admin] [--password admin]
                        [--auth any|basic|digest|none]
 Environment: IPCAM_SIM_PASSWORD sets the password without putting it on the command line.
-Control API: GET /_sim/state, GET /_sim/requests, POST /_sim/faults, DELETE /_sim/faults`;
+Control API (JSON): GET /_sim/state, GET|DELETE /_sim/requests, POST|DELETE /_sim/faults,
+  GET|DELETE /_sim/plates, POST /_sim/events (plate events, keep-alives, alarm status),
+  GET|POST /_sim/io (inputs, relays, detection levels, stream faults and styles), GET /_sim/ptz`;
 
 function parseArgs(argv: string[]): SimulatorOptions {
   const options: SimulatorOptions = { port: 8080, password: process.env['IPCAM_SIM_PASSWORD'] ?? 'admin' };
