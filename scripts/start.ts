@@ -77,7 +77,7 @@ function prepareUserDir(simPort: number, uiPort: number): string {
         credentialSecret: false,
         telemetry: { enabled: false },
         diagnostics: { enabled: false },
-        editorTheme: { tours: false, projects: { enabled: false } },
+        editorTheme: { tours: false },
         logging: { console: { level: 'info', metrics: false, audit: false } },
       },
       null,
