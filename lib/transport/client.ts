@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import type { Readable } from 'node:stream';
-import { Client, Pool, type Dispatcher } from 'undici';
+import type { Socket } from 'node:net';
+import { buildConnector, Client, Pool, type Dispatcher } from 'undici';
 import { IpcamError } from '../errors';
 import { DeviceAuth, type AuthTicket } from './auth';
 import { transportError } from './transport-error';
@@ -59,7 +60,8 @@ export class DeviceClient {
   readonly options: ResolvedDeviceOptions;
   private readonly auth: DeviceAuth;
   private readonly pool: Pool;
-  private readonly streams = new Set<Client>();
+  /** How to close each open stream (its connection and any socket still connecting). */
+  private readonly streams = new Set<() => Promise<void>>();
   private closed = false;
 
   constructor(options: DeviceOptions) {
@@ -105,16 +107,28 @@ export class DeviceClient {
   /** Opens a never-ending response (multipart streams) on its own connection. */
   async openStream(opts: StreamOptions): Promise<DeviceStream> {
     this.assertOpen();
+    const { connect, headersTimeout } = this.dispatcherOptions();
+    // Our own connector keeps the socket, so that closing during a slow connect (an unreachable
+    // camera) releases it at once instead of at the connect timeout.
+    const connector = buildConnector(connect as buildConnector.BuildOptions) as unknown as (o: buildConnector.Options, cb: buildConnector.Callback) => Socket;
+    const sockets = new Set<Socket>();
     const client = new Client(this.options.origin, {
-      ...this.dispatcherOptions(),
+      headersTimeout,
       bodyTimeout: opts.stallTimeout ?? 30_000,
       pipelining: 1,
+      connect: (options, callback) => {
+        const socket = connector(options, callback);
+        sockets.add(socket);
+        socket.once('close', () => sockets.delete(socket));
+        return socket;
+      },
     });
-    this.streams.add(client);
     const close = async (): Promise<void> => {
-      if (!this.streams.delete(client)) return;
+      if (!this.streams.delete(close)) return;
+      for (const socket of sockets) socket.destroy();
       await client.destroy().catch(() => undefined);
     };
+    this.streams.add(close);
     try {
       const res = await this.exchange(client, { method: 'GET', path: opts.path, headers: {}, body: null, signal: opts.signal ?? null });
       const response = { status: res.statusCode, headers: res.headers, contentType: contentTypeOf(res.headers) };
@@ -132,9 +146,7 @@ export class DeviceClient {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    const streams = [...this.streams];
-    this.streams.clear();
-    await Promise.all([this.pool.destroy(), ...streams.map((c) => c.destroy())].map((p) => p.catch(() => undefined)));
+    await Promise.all([this.pool.destroy().catch(() => undefined), ...[...this.streams].map((close) => close())]);
   }
 
   /** Sends the request, answering authentication challenges; each retry must bring something new. */
