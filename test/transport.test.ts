@@ -15,7 +15,7 @@ import type { AuthMode } from '../lib/transport/auth';
 import { parseChallenges } from '../lib/transport/challenge';
 import { DeviceClient } from '../lib/transport/client';
 import type { DeviceOptions } from '../lib/transport/options';
-import { fixture, SIM_PASSWORD, SIM_USER } from './helpers';
+import { fixture, SIM_PASSWORD, SIM_USER, waitFor } from './helpers';
 
 /** Text that must never show up in an error: the password, parts of it, the Basic credentials. */
 const SECRET_TEXTS = [SIM_PASSWORD, 'S3cr3t', 'wörd', Buffer.from(`${SIM_USER}:${SIM_PASSWORD}`, 'utf8').toString('base64'), JSON.stringify(SIM_PASSWORD).slice(1, -1)];
@@ -664,5 +664,35 @@ describe('DeviceClient nonce renewal limits', () => {
     staleFlag = false;
     await failure(takeSnapshot(client), 'EAUTH');
     assert.equal(requests.length, 5);
+  });
+});
+
+describe('DeviceClient streams that never finish connecting', () => {
+  it('close() releases a stream socket stuck in the TLS handshake at once, not at the connect timeout', async () => {
+    // A peer that accepts TCP and never answers the TLS hello: the connect stays pending.
+    const peers = new Set<Socket>();
+    const closed: Socket[] = [];
+    const server = createNetServer((socket) => {
+      peers.add(socket);
+      socket.on('close', () => closed.push(socket));
+      socket.on('error', () => undefined);
+      socket.resume(); // read, so that the peer's end is seen
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+    const client = new DeviceClient({ host: '127.0.0.1', port: (server.address() as AddressInfo).port, protocol: 'https', timeout: 60_000 });
+    try {
+      const opening = client.openStream({ path: '/cgi-bin/admin/input?monitor=1' }).then(
+        () => 'opened',
+        (err: unknown) => (err instanceof IpcamError ? err.code : String(err)),
+      );
+      await waitFor('the stream to reach the peer', () => peers.size === 1, 10_000);
+      await client.close();
+      // Well inside the 60 s connect timeout: the socket went with close().
+      await waitFor('the peer to see the socket close', () => closed.length === 1, 5_000);
+      assert.notEqual(await opening, 'opened');
+    } finally {
+      for (const socket of peers) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 });
