@@ -1,7 +1,7 @@
 import { IpcamError } from '../lib/errors';
 import type { DeviceClient } from '../lib/transport/client';
 import type { DeviceConfigNode } from './device-config';
-import type { Node, NodeAPI, NodeMessage, NodeStatus } from './red';
+import type { DoneFn, Node, NodeAPI, NodeMessage, NodeStatus } from './red';
 
 /**
  * The input handling every action node shares: resolve the device, run the operation, map the
@@ -29,10 +29,7 @@ export function handleInput(
         done();
       } catch (err) {
         if (closing) return done();
-        const error = err instanceof IpcamError ? err : new IpcamError('EPARSE', err instanceof Error ? err.message : String(err));
-        msg['error'] = error.toJSON();
-        node.status({ fill: 'red', shape: 'ring', text: shortReason(error) });
-        done(error);
+        reportFailure(node, msg, err, done);
       } finally {
         inFlight.delete(controller);
       }
@@ -46,6 +43,14 @@ export function handleInput(
     node.status({});
     done();
   });
+}
+
+/** A failed input: `msg.error`, a red status and `done(err)` so that a Catch node gets it. */
+export function reportFailure(node: Node, msg: NodeMessage, err: unknown, done: DoneFn): void {
+  const error = err instanceof IpcamError ? err : new IpcamError('EPARSE', err instanceof Error ? err.message : String(err));
+  msg['error'] = error.toJSON();
+  node.status({ fill: 'red', shape: 'ring', text: shortReason(error) });
+  done(error);
 }
 
 function deviceOf(RED: NodeAPI, id: string | undefined): DeviceConfigNode {

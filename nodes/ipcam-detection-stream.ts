@@ -3,7 +3,7 @@ import { detectionPath, parseIdList, parseLevels, type DetectionLevel, type Dete
 import { MultipartParser, boundaryOf } from '../lib/stream/multipart';
 import { handleInput } from './action';
 import type { Node, NodeAPI, NodeDef, NodeMessage } from './red';
-import { clockNow, superviseStream } from './stream-node';
+import { clockNow, handleCommands, superviseStream } from './stream-node';
 
 interface DetectionDef extends NodeDef {
   device?: string;
@@ -68,14 +68,7 @@ export = function register(RED: NodeAPI): void {
     );
     if (!control) return;
     control.start();
-    this.on('input', (msg, _send, done) => {
-      const command = typeof msg.payload === 'string' ? msg.payload.trim().toLowerCase() : '';
-      if (command === 'start') return void (control.start(), done());
-      if (command === 'stop') return void control.stop().then(() => done());
-      const error = new IpcamError('EINPUT', `Unknown command ${JSON.stringify(msg.payload)}: send 'start' or 'stop'`);
-      msg['error'] = error.toJSON();
-      done(error);
-    });
+    handleCommands(this, control);
   }
   RED.nodes.registerType('ipcam-detection-stream', IpcamDetectionStreamNode as (this: never, def: never) => void);
 };

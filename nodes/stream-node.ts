@@ -2,15 +2,37 @@ import { IpcamError } from '../lib/errors';
 import type { MultipartPart } from '../lib/stream/multipart';
 import { StreamSupervisor, type StreamState, type StreamStateInfo } from '../lib/stream/supervisor';
 import type { DeviceClient } from '../lib/transport/client';
-import { shortReason } from './action';
+import { reportFailure, shortReason } from './action';
 import type { DeviceConfigNode } from './device-config';
-import type { Node, NodeAPI, NodeStatus } from './red';
+import type { Node, NodeAPI, NodeMessage, NodeStatus, SendFn } from './red';
 
 export interface StreamNodeControl {
   start(): void;
   stop(): Promise<void>;
   /** The last event, for the status text (under 20 characters). */
   showEvent(text: string): void;
+}
+
+/** A command a stream node takes besides 'start' and 'stop' (e.g. 'check'). */
+export type ExtraCommands = Record<string, (msg: NodeMessage, send: SendFn) => Promise<void>>;
+
+/**
+ * The inputs of a stream node: 'start', 'stop' and its own commands; anything else is EINPUT,
+ * reported like any failed input.
+ */
+export function handleCommands(node: Node, control: StreamNodeControl, extra: ExtraCommands = {}): void {
+  const known = ['start', 'stop', ...Object.keys(extra)].map((c) => `'${c}'`).join(', ');
+  node.on('input', (msg, send, done) => {
+    const command = typeof msg.payload === 'string' ? msg.payload.trim().toLowerCase() : '';
+    if (command === 'start') return void (control.start(), done());
+    if (command === 'stop') return void control.stop().then(() => done());
+    const run = Object.hasOwn(extra, command) ? extra[command] : undefined;
+    if (!run) return reportFailure(node, msg, new IpcamError('EINPUT', `Unknown command ${JSON.stringify(msg.payload)}: send ${known}`), done);
+    run(msg, send).then(
+      () => done(),
+      (err: unknown) => reportFailure(node, msg, err, done),
+    );
+  });
 }
 
 /**
