@@ -13,13 +13,14 @@ export function handleInput(
   deviceId: string | undefined,
   run: (msg: NodeMessage, client: DeviceClient, signal: AbortSignal) => Promise<NodeStatus>,
 ): void {
-  const inFlight = new Set<AbortController>();
+  const inFlight = new Map<AbortController, Promise<void>>();
   let closing = false;
+  const device = optionalDevice(RED, deviceId);
+  const release = device?.registerUser(node.id);
 
   node.on('input', (msg, send, done) => {
     const controller = new AbortController();
-    inFlight.add(controller);
-    void (async () => {
+    const running = (async () => {
       try {
         const client = deviceOf(RED, deviceId).getClient();
         node.status({ fill: 'yellow', shape: 'ring', text: 'requesting' });
@@ -30,15 +31,17 @@ export function handleInput(
       } catch (err) {
         if (closing) return done();
         reportFailure(node, msg, err, done);
-      } finally {
-        inFlight.delete(controller);
       }
     })();
+    inFlight.set(controller, running);
+    void running.finally(() => inFlight.delete(controller));
   });
 
   node.on('close', (_removed, done) => {
     closing = true;
-    for (const controller of inFlight) controller.abort();
+    for (const controller of inFlight.keys()) controller.abort();
+    // The device closes its client once these aborted requests have settled.
+    release?.(Promise.allSettled(inFlight.values()));
     inFlight.clear();
     node.status({});
     done();
@@ -53,10 +56,16 @@ export function reportFailure(node: Node, msg: NodeMessage, err: unknown, done: 
   done(error);
 }
 
-function deviceOf(RED: NodeAPI, id: string | undefined): DeviceConfigNode {
-  const device = id ? (RED.nodes.getNode(id) as DeviceConfigNode | null) : null;
-  if (!device || typeof device.getClient !== 'function') throw new IpcamError('EINPUT', 'No device configured: choose an ipcam-device in the node settings');
+/** The node's ipcam-device; EINPUT when the setting names none. */
+export function deviceOf(RED: NodeAPI, id: string | undefined): DeviceConfigNode {
+  const device = optionalDevice(RED, id);
+  if (!device) throw new IpcamError('EINPUT', 'No device configured: choose an ipcam-device in the node settings');
   return device;
+}
+
+function optionalDevice(RED: NodeAPI, id: string | undefined): DeviceConfigNode | undefined {
+  const device = id ? (RED.nodes.getNode(id) as DeviceConfigNode | null) : null;
+  return device && typeof device.getClient === 'function' ? device : undefined;
 }
 
 /** Status texts stay under 20 characters. */

@@ -12,4 +12,9 @@ export interface DeviceConfigNode extends Node<DeviceCredentials> {
   getClient(): DeviceClient;
   /** The host setting as entered (event filters match senders against it). */
   host: string;
+  /**
+   * Registers a node that uses the client; the node calls the returned function from its own
+   * close handler with its close work, which the client outlives.
+   */
+  registerUser(userId: string): (settled: Promise<unknown>) => void;
 }

@@ -3,6 +3,7 @@ import type { DeviceOptions } from '../lib/transport/options';
 import { identifyDevice } from '../lib/device-info';
 import { IpcamError } from '../lib/errors';
 import type { DeviceConfigNode, DeviceCredentials } from './device-config';
+import { DeviceUsers } from './device-users';
 import type { AdminRequest, AdminResponse, NodeAPI, NodeDef } from './red';
 
 interface DeviceDef extends NodeDef {
@@ -56,8 +57,13 @@ export = function register(RED: NodeAPI): void {
       if (!client) throw configError as IpcamError;
       return client;
     };
+    const users = new DeviceUsers();
+    this.registerUser = (userId) => users.register(userId);
     this.on('close', (_removed, done) => {
-      void (client ? client.close() : Promise.resolve()).finally(done);
+      void users
+        .settled()
+        .then(() => client?.close())
+        .finally(done);
     });
   }
 

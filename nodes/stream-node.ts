@@ -2,7 +2,7 @@ import { IpcamError } from '../lib/errors';
 import type { MultipartPart } from '../lib/stream/multipart';
 import { StreamSupervisor, type StreamState, type StreamStateInfo } from '../lib/stream/supervisor';
 import type { DeviceClient } from '../lib/transport/client';
-import { reportFailure, shortReason } from './action';
+import { deviceOf, reportFailure, shortReason } from './action';
 import type { DeviceConfigNode } from './device-config';
 import type { Node, NodeAPI, NodeMessage, NodeStatus, SendFn } from './red';
 
@@ -49,9 +49,9 @@ export function superviseStream(
 ): StreamNodeControl | undefined {
   let client: DeviceClient;
   let target: string;
+  let device: DeviceConfigNode;
   try {
-    const device = deviceId ? (RED.nodes.getNode(deviceId) as DeviceConfigNode | null) : null;
-    if (!device || typeof device.getClient !== 'function') throw new IpcamError('EINPUT', 'No device configured: choose an ipcam-device in the node settings');
+    device = deviceOf(RED, deviceId);
     client = device.getClient();
     target = path(client);
   } catch (err) {
@@ -67,8 +67,11 @@ export function superviseStream(
     onState: (state, info) => node.status(stateStatus(state, info)),
     onWarning: (text) => node.warn(text),
   });
+  const release = device.registerUser(node.id);
   node.on('close', (_removed, done) => {
-    void supervisor.stop().finally(() => {
+    const stopped = supervisor.stop();
+    release(stopped);
+    void stopped.finally(() => {
       node.status({});
       done();
     });

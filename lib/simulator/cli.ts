@@ -4,11 +4,14 @@ import { startSimulator, type SimulatorOptions } from './index';
 const USAGE = `ipcam-simulator: a fake IP camera speaking the XML and CGI interfaces
 
 Usage: ipcam-simulator [--port 8080] [--host 127.0.0.1] [--user admin] [--password admin]
-                       [--auth any|basic|digest|none]
+                       [--auth any|basic|digest|none] [--http10]
+  --http10  answer as many cameras' small web servers do: HTTP/1.0, no Content-Length, the
+            connection closed after every answer (streams end only when the connection closes)
 Environment: IPCAM_SIM_PASSWORD sets the password without putting it on the command line.
 Control API (JSON): GET /_sim/state, GET|DELETE /_sim/requests, POST|DELETE /_sim/faults,
   GET|DELETE /_sim/plates, POST /_sim/events (plate events, keep-alives, alarm status),
-  GET|POST /_sim/io (inputs, relays, detection levels, stream faults and styles), GET /_sim/ptz`;
+  GET|POST /_sim/io (inputs, relays, detection levels, stream faults and styles),
+  POST /_sim/answer ({ "http10": true, "halfOpen": false }), GET /_sim/ptz`;
 
 function parseArgs(argv: string[]): SimulatorOptions {
   const options: SimulatorOptions = { port: 8080, password: process.env['IPCAM_SIM_PASSWORD'] ?? 'admin' };
@@ -18,6 +21,10 @@ function parseArgs(argv: string[]): SimulatorOptions {
     if (flag === '--help' || flag === '-h') {
       console.log(USAGE);
       process.exit(0);
+    }
+    if (flag === '--http10') {
+      options.answer = { http10: true };
+      continue;
     }
     if (value === undefined) throw new Error(`${flag} needs a value`);
     i++;

@@ -1,11 +1,12 @@
 import type { Simulator } from './index';
 import type { Route, SimContext } from './context';
-import type { Fault } from './state';
+import type { AnswerStyle, Fault } from './state';
 import { eventsControl } from './events';
 import type { StreamFault, StreamStyle } from './io';
 import { sendText } from './respond';
 
 const CONTROL_PREFIX = '/_sim/';
+const ANSWER_KEYS = ['http10', 'halfOpen'] as const;
 const FAULT_KINDS = new Set<Fault['kind']>(['stall', 'drop', 'status', 'garbage', 'slow']);
 
 /**
@@ -14,7 +15,7 @@ const FAULT_KINDS = new Set<Fault['kind']>(['stall', 'drop', 'status', 'garbage'
  * `DELETE /_sim/faults`, `DELETE /_sim/requests`, `GET /_sim/plates`, `DELETE /_sim/plates`,
  * `POST /_sim/events` (post device events, see `PostEventOptions`), `GET /_sim/io`,
  * `POST /_sim/io` ({ input, active } | { output, active } | { detection, group, level, threshold? } |
- * { streamFault } | { streamStyle }), `GET /_sim/ptz`.
+ * { streamFault } | { streamStyle }), `POST /_sim/answer` ({ http10?, halfOpen? } booleans), `GET /_sim/ptz`.
  */
 export function controlRoute(ctx: SimContext, sim: Simulator): ReturnType<Route> {
   if (!ctx.path.startsWith(CONTROL_PREFIX)) return false;
@@ -29,6 +30,7 @@ export function controlRoute(ctx: SimContext, sim: Simulator): ReturnType<Route>
         plateCount: ctx.state.plates.size,
         vehicle: ctx.state.vehicle,
         httpPost: ctx.state.httpPost,
+        answer: ctx.state.answer,
       });
     case 'GET plates':
       return sendJson(ctx, 200, ctx.state.plates.all());
@@ -55,6 +57,8 @@ export function controlRoute(ctx: SimContext, sim: Simulator): ReturnType<Route>
       return sendJson(ctx, 200, ioSnapshot(ctx));
     case 'POST io':
       return ioControl(ctx);
+    case 'POST answer':
+      return answerControl(ctx, sim);
     case 'GET ptz':
       return sendJson(ctx, 200, { state: Object.fromEntries(ctx.state.ptz.state), presets: Object.fromEntries(ctx.state.ptz.presets), tours: [...ctx.state.ptz.tours], home: ctx.state.ptz.home, log: ctx.state.ptz.log });
     default:
@@ -124,4 +128,24 @@ function ioControl(ctx: SimContext): true {
     return sendJson(ctx, 400, { error: err instanceof Error ? err.message : String(err) });
   }
   return sendJson(ctx, 200, ioSnapshot(ctx));
+}
+
+/** `{ http10?, halfOpen? }`: how the device answers from now on. */
+function answerControl(ctx: SimContext, sim: Simulator): true {
+  let body: unknown;
+  try {
+    body = JSON.parse(ctx.body.toString('utf8'));
+  } catch {
+    return sendJson(ctx, 400, { error: 'body is not JSON' });
+  }
+  if (typeof body !== 'object' || body === null) return sendJson(ctx, 400, { error: 'give { http10?, halfOpen? }' });
+  const style: Partial<AnswerStyle> = {};
+  for (const key of ANSWER_KEYS) {
+    const value = (body as Record<string, unknown>)[key];
+    if (value === undefined) continue;
+    if (typeof value !== 'boolean') return sendJson(ctx, 400, { error: `${key} must be true or false` });
+    style[key] = value;
+  }
+  sim.setAnswer(style);
+  return sendJson(ctx, 200, ctx.state.answer);
 }

@@ -6,13 +6,13 @@ import { paramRoute, snapshotRoute } from './cgi-routes';
 import type { Route, SimContext } from './context';
 import { controlRoute } from './control';
 import { EventPoster, httpPostRoute, type PostEventOptions, type PostingRun, type PostResult, type StartPostingOptions } from './events';
-import { sendText } from './respond';
+import { answerAsHttp10, sendText } from './respond';
 import { ServerAuth, type SimulatorAuth } from './server-auth';
-import { initialState, MAX_RECORDED, type Fault, type RecordedRequest, type SimulatorState } from './state';
+import { initialState, MAX_RECORDED, type AnswerStyle, type Fault, type RecordedRequest, type SimulatorState } from './state';
 import { deviceInfoRoute } from './xml-routes';
 import { plateRoutes } from './plate-routes';
 
-export type { Fault, RecordedRequest, SimulatorState, SimulatedDeviceInfo } from './state';
+export type { AnswerStyle, Fault, RecordedRequest, SimulatorState, SimulatedDeviceInfo } from './state';
 export type { SimulatorAuth } from './server-auth';
 export type { DetectionKind, RelayChange, SimulatedIo, StreamFault, StreamStyle } from './io';
 export type { PtzCommand, SimulatedPtz } from './ptz';
@@ -33,6 +33,8 @@ export interface SimulatorOptions {
   nonceTtl?: number;
   /** Serve HTTPS with this PEM key and certificate instead of HTTP. */
   tls?: { key: string; cert: string };
+  /** How the device answers (default: HTTP/1.1 with Content-Length, keep-alive); see `setAnswer`. */
+  answer?: Partial<AnswerStyle>;
 }
 
 export interface Simulator {
@@ -46,6 +48,8 @@ export interface Simulator {
   clearFaults(): void;
   /** Forgets the recorded requests (the total count too). */
   resetRequests(): void;
+  /** Changes how the device answers from the next request on; going half-open also stalls open streams. */
+  setAnswer(style: Partial<AnswerStyle>): void;
   /** Posts device events (plate, keep-alive, alarm status) as a camera or recorder does; one result per post. */
   postEvent(options?: PostEventOptions): Promise<PostResult[]>;
   /** Posts at `ratePerSecond` until stopped, `count` is reached or the simulator closes. */
@@ -58,6 +62,7 @@ const DEVICE_ROUTES: Route[] = [deviceInfoRoute, plateRoutes, httpPostRoute, (ct
 
 export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
   const state = initialState();
+  Object.assign(state.answer, options.answer);
   const auth = new ServerAuth({
     mode: options.auth ?? 'any',
     username: options.username ?? 'admin',
@@ -90,6 +95,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 
     const verdict = auth.verify(req);
     record(ctx, verdict.ok ? verdict.scheme : 'rejected');
+    // Half-open: read, never answered; close() destroys the socket.
+    if (state.answer.halfOpen) return;
+    if (state.answer.http10) answerAsHttp10(res);
     if (applyFault(ctx)) return;
     if (!verdict.ok) {
       res.setHeader('www-authenticate', auth.challenges(verdict.stale));
@@ -164,6 +172,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     port: address.port,
     state,
     inject: (fault) => state.faults.push({ ...fault }),
+    setAnswer: (style) => {
+      Object.assign(state.answer, style);
+      if (style.halfOpen) state.io.streamFault('stall');
+    },
     clearFaults: () => {
       state.faults.length = 0;
     },

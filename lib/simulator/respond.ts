@@ -1,11 +1,32 @@
 import type { ServerResponse } from 'node:http';
 import { buildXml, parseXml, XML_NS, type XmlElement } from '../xml/codec';
 
+/** Answers that end when the connection closes (see `answerAsHttp10`). */
+const CLOSE_DELIMITED = new WeakSet<ServerResponse>();
+
+/**
+ * Makes this answer an `HTTP/1.0` one without Content-Length, whose body ends when the device
+ * closes the connection: what the small web servers of many cameras send.
+ */
+export function answerAsHttp10(res: ServerResponse): void {
+  CLOSE_DELIMITED.add(res);
+  res.useChunkedEncodingByDefault = false;
+  res.shouldKeepAlive = false;
+  const socket = res.socket;
+  if (!socket) return;
+  // Node writes 'HTTP/1.1' into every status line; the head goes out in the first write.
+  const write = socket.write;
+  socket.write = function (this: typeof socket, chunk: unknown, ...rest: unknown[]): boolean {
+    socket.write = write;
+    const head = typeof chunk === 'string' ? Buffer.from(chunk, 'latin1') : chunk;
+    if (Buffer.isBuffer(head) && head.toString('latin1', 0, 9) === 'HTTP/1.1 ') head.write('HTTP/1.0 ', 0, 'latin1');
+    return (write as (...args: unknown[]) => boolean).call(socket, head, ...rest);
+  } as typeof socket.write;
+}
+
 /** Answers of the simulated device, in the shapes real firmware uses. */
 export function sendText(res: ServerResponse, status: number, text: string, contentType = 'text/plain'): void {
-  const body = Buffer.from(text, 'utf8');
-  res.writeHead(status, { 'content-type': contentType, 'content-length': body.length });
-  res.end(body);
+  sendBuffer(res, status, Buffer.from(text, 'utf8'), contentType);
 }
 
 export function sendXml(res: ServerResponse, status: number, xmlText: string): void {
@@ -13,7 +34,7 @@ export function sendXml(res: ServerResponse, status: number, xmlText: string): v
 }
 
 export function sendBuffer(res: ServerResponse, status: number, body: Buffer, contentType: string): void {
-  res.writeHead(status, { 'content-type': contentType, 'content-length': body.length });
+  res.writeHead(status, CLOSE_DELIMITED.has(res) ? { 'content-type': contentType } : { 'content-type': contentType, 'content-length': body.length });
   res.end(body);
 }
 

@@ -41,6 +41,17 @@ export interface Fault {
   times?: number;
 }
 
+/**
+ * How the simulated device answers, as the small web servers of real firmware do; changeable at
+ * run time (`sim.state.answer`, `POST /_sim/answer`).
+ */
+export interface AnswerStyle {
+  /** `HTTP/1.0` status lines, no Content-Length, the connection closed after each answer (streams too). */
+  http10: boolean;
+  /** A half-open peer: requests are read and never answered, open streams stop, nothing is closed. */
+  halfOpen: boolean;
+}
+
 /** Where the device posts its events, as set by SetHttpPostConfig (`httpPost` block). */
 export interface HttpPostConfig {
   enabled: boolean;
@@ -68,6 +79,7 @@ export interface SimulatorState {
   ptz: SimulatedPtz;
   /** Event posting target; undefined until SetHttpPostConfig. */
   httpPost: HttpPostConfig | undefined;
+  answer: AnswerStyle;
 }
 
 export const MAX_RECORDED = 1000;
@@ -107,5 +119,5 @@ export function initialState(): SimulatorState {
     ['IOPort.O0.Output.Name', 'Relay 1'],
     ['IOPort.O1.Output.Name', 'Relay 2'],
   ]);
-  return { device, params, requests: [], requestCount: 0, faults: [], plates: new PlateDb(), vehicle: initialVehicleSettings(), httpPost: undefined, io: new SimulatedIo(), ptz: new SimulatedPtz() };
+  return { device, params, requests: [], requestCount: 0, faults: [], plates: new PlateDb(), vehicle: initialVehicleSettings(), httpPost: undefined, io: new SimulatedIo(), ptz: new SimulatedPtz(), answer: { http10: false, halfOpen: false } };
 }

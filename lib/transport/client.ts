@@ -125,7 +125,7 @@ export class DeviceClient {
     });
     const close = async (): Promise<void> => {
       if (!this.streams.delete(close)) return;
-      for (const socket of sockets) socket.destroy();
+      for (const socket of sockets) destroyWithError(socket);
       await client.destroy().catch(() => undefined);
     };
     this.streams.add(close);
@@ -192,6 +192,25 @@ export class DeviceClient {
   private toIpcamError(err: unknown, method: string, path: string): IpcamError {
     return transportError(err, { target: `${this.label} (${this.describe(method, path)})`, secrets: [this.options.password] });
   }
+}
+
+/**
+ * Destroys a socket of ours with an error, never without one. undici reads a close-delimited
+ * body (HTTP/1.0, no Content-Length) as complete when the socket closes cleanly; if the request
+ * was aborted between our destroy and that 'close' event (a stop racing a device-node close),
+ * undici 7 completes an aborted request and fails `assert(!this.aborted)` in
+ * `Request.onComplete`: an uncatchable crash. With an error, undici records it as the socket's
+ * error and skips that completion.
+ */
+function destroyWithError(socket: Socket): void {
+  if (socket.destroyed) return;
+  // undici listens while it owns the socket; during the connect only the connector may.
+  socket.on('error', ignoreError);
+  socket.destroy(new IpcamError('ECONN', 'The stream was closed'));
+}
+
+function ignoreError(): void {
+  // The close was ours: the error only marks it as not a clean end of the body.
 }
 
 function contentTypeOf(headers: Record<string, string | string[] | undefined>): string {

@@ -1,0 +1,34 @@
+/**
+ * The nodes that use one device's client. Node-RED closes a flow's nodes together, in flow order,
+ * so the device node may close before a stream or action node has stopped its work on the
+ * client. The device closes its client only after each registered user has released it and its
+ * close work has settled (MQTT's broker/user pattern), or after `maxWait` at most, so that a user
+ * that never releases (it was not restarted, or failed) cannot hold a redeploy.
+ */
+export class DeviceUsers {
+  private readonly users = new Set<string>();
+  private readonly work: Array<Promise<unknown>> = [];
+  private wake: (() => void) | undefined;
+
+  constructor(private readonly maxWait = 5000) {}
+
+  /** Registers a user by node id; the returned function releases it with its close work. */
+  register(userId: string): (settled: Promise<unknown>) => void {
+    this.users.add(userId);
+    return (settled) => {
+      if (!this.users.delete(userId)) return;
+      this.work.push(settled.catch(() => undefined));
+      if (this.users.size === 0) this.wake?.();
+    };
+  }
+
+  /** Resolves once every user has released and its close work has settled, or after `maxWait`. */
+  async settled(): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<void>((resolve) => (timer = setTimeout(resolve, this.maxWait)));
+    const released = this.users.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => (this.wake = resolve));
+    await Promise.race([released.then(() => Promise.all(this.work)), deadline]);
+    clearTimeout(timer);
+    this.wake = undefined;
+  }
+}

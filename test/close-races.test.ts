@@ -1,0 +1,271 @@
+import { strict as assert } from 'node:assert';
+import { createServer, Socket, type Server } from 'node:net';
+import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
+import { ioMonitorPath } from '../lib/cgi/io';
+import { takeSnapshot } from '../lib/cgi/snapshot';
+import { SNAPSHOT_JPEG } from '../lib/simulator/images';
+import { startSimulator, type Simulator } from '../lib/simulator';
+import { StreamSupervisor } from '../lib/stream/supervisor';
+import { DeviceClient } from '../lib/transport/client';
+import { SIM_PASSWORD, SIM_USER, waitFor } from './helpers';
+
+/**
+ * Stopping at every phase of a request or a stream, in both orders of the device's client close
+ * and the user's stop, against every answer style: nothing may reach the process as an uncaught
+ * exception or an unhandled rejection, and no socket may stay open.
+ */
+
+/** What reached the process uncaught while a case ran. */
+class ProcessFaults {
+  readonly seen: unknown[] = [];
+  private readonly record = (err: unknown): void => void this.seen.push(err);
+
+  attach(): void {
+    process.on('uncaughtException', this.record);
+    process.on('unhandledRejection', this.record);
+  }
+
+  detach(): void {
+    process.off('uncaughtException', this.record);
+    process.off('unhandledRejection', this.record);
+  }
+}
+
+type RawBehaviour = 'silent' | 'half-part' | 'parts' | 'drop' | 'half-image';
+
+/**
+ * A camera's small web server at the byte level: HTTP/1.0, no Content-Length, the body ends when
+ * the connection closes, parts written in pieces. It plays one behaviour for every request.
+ */
+class RawDevice {
+  behaviour: RawBehaviour = 'parts';
+  requests = 0;
+  private readonly server: Server;
+  private readonly sockets = new Set<Socket>();
+
+  constructor() {
+    this.server = createServer((socket) => {
+      this.sockets.add(socket);
+      socket.on('close', () => this.sockets.delete(socket));
+      socket.on('error', () => undefined);
+      socket.once('data', () => {
+        this.requests += 1;
+        this.answer(socket);
+      });
+    });
+  }
+
+  get port(): number {
+    return (this.server.address() as { port: number }).port;
+  }
+
+  async listen(): Promise<void> {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+  }
+
+  async close(): Promise<void> {
+    for (const socket of this.sockets) socket.destroy();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private answer(socket: Socket): void {
+    const multipart = 'HTTP/1.0 200 OK\r\nContent-Type: multipart/x-mixed-replace; boundary=ioboundary\r\n\r\n';
+    const part = '--ioboundary\r\nContent-Type: text/plain\r\n\r\nIO1:/\r\n';
+    switch (this.behaviour) {
+      case 'silent':
+        return;
+      case 'drop':
+        socket.end(multipart);
+        return;
+      case 'half-part':
+        socket.write(multipart + part + part.slice(0, 20));
+        return;
+      case 'half-image':
+        socket.write('HTTP/1.0 200 OK\r\nContent-Type: image/jpeg\r\n\r\n');
+        socket.write(SNAPSHOT_JPEG.subarray(0, SNAPSHOT_JPEG.length >> 1));
+        return;
+      case 'parts': {
+        socket.write(multipart);
+        const timer = setInterval(() => {
+          // Each part in three pieces, as slow embedded servers flush them.
+          socket.write(part.slice(0, 7));
+          socket.write(part.slice(7, 30));
+          setImmediate(() => socket.writable && socket.write(part.slice(30)));
+        }, 5);
+        socket.on('close', () => clearInterval(timer));
+      }
+    }
+  }
+}
+
+/** Client sockets of this process still connected to `port`. */
+function openSocketsTo(port: number): number {
+  const handles = (process as unknown as { _getActiveHandles(): unknown[] })._getActiveHandles();
+  return handles.filter((h) => h instanceof Socket && h.remotePort === port && !h.destroyed).length;
+}
+
+type Order = 'device first' | 'user first' | 'device, then user a turn later';
+
+/** Closes the client and stops the user in `order`, neither awaited before the other starts. */
+async function closeBoth(order: Order, closeClient: () => Promise<void>, stopUser: () => Promise<void>): Promise<void> {
+  if (order === 'device first') await Promise.all([closeClient(), stopUser()]);
+  else if (order === 'user first') await Promise.all([stopUser(), closeClient()]);
+  else {
+    const closing = closeClient();
+    await nextTurn();
+    await Promise.all([closing, stopUser()]);
+  }
+}
+
+const ORDERS: Order[] = ['device first', 'user first', 'device, then user a turn later'];
+const faults = new ProcessFaults();
+
+/** Runs one case and checks the process saw nothing and no socket stayed open. */
+async function noFault(port: number, body: () => Promise<void>): Promise<void> {
+  faults.seen.length = 0;
+  await body();
+  // Late socket events (close after destroy) land in the next turns.
+  await sleep(20);
+  assert.deepEqual(faults.seen.map(String), []);
+  await waitFor('every client socket closed', () => openSocketsTo(port) === 0, 2000);
+}
+
+describe('close races: every answer style, every phase, both close orders', function () {
+  this.timeout(60_000);
+  before(() => faults.attach());
+  after(() => faults.detach());
+
+  describe('streams against a raw HTTP/1.0 device', function () {
+    let device: RawDevice;
+    before(async () => {
+      device = new RawDevice();
+      await device.listen();
+    });
+    after(() => device.close());
+
+    const phases: Array<{ phase: string; behaviour: RawBehaviour; reached: (s: { parts: number; state: string }) => boolean }> = [
+      { phase: 'connecting', behaviour: 'parts', reached: () => true },
+      { phase: 'headers', behaviour: 'silent', reached: () => device.requests > 0 },
+      { phase: 'mid-part', behaviour: 'half-part', reached: (s) => s.parts > 0 },
+      { phase: 'between parts', behaviour: 'parts', reached: (s) => s.parts > 1 },
+      { phase: 'backoff', behaviour: 'drop', reached: (s) => s.state === 'retrying' },
+    ];
+    for (const { phase, behaviour, reached } of phases) {
+      for (const order of ORDERS) {
+        it(`stop in ${phase}, ${order}`, async () => {
+          device.behaviour = behaviour;
+          device.requests = 0;
+          await noFault(device.port, async () => {
+            for (let round = 0; round < 5; round++) {
+              const client = new DeviceClient({ host: '127.0.0.1', port: device.port, username: SIM_USER, password: SIM_PASSWORD, auth: 'basic' });
+              const seen = { parts: 0, state: 'stopped' };
+              const supervisor = new StreamSupervisor({
+                client,
+                path: ioMonitorPath('input', []),
+                onPart: () => void (seen.parts += 1),
+                onState: (state) => void (seen.state = state),
+                flushDelay: 1,
+              });
+              supervisor.start();
+              await waitFor(phase, () => reached(seen));
+              await closeBoth(order, () => client.close(), () => supervisor.stop());
+            }
+          });
+        });
+      }
+    }
+  });
+
+  describe('streams against the simulator', function () {
+    let sim: Simulator;
+    before(async () => {
+      sim = await startSimulator({ username: SIM_USER, password: SIM_PASSWORD });
+    });
+    after(() => sim.close());
+    afterEach(() => sim.setAnswer({ http10: false, halfOpen: false }));
+
+    for (const http10 of [false, true]) {
+      const style = http10 ? 'HTTP/1.0' : 'HTTP/1.1 keep-alive';
+      const phases: Array<{ phase: string; halfOpen?: boolean; reached: (s: { parts: number; state: string; requests: number }) => boolean; act?: () => void }> = [
+        { phase: 'connecting', reached: () => true },
+        { phase: 'headers', halfOpen: true, reached: (s) => sim.state.requestCount > s.requests },
+        { phase: 'between parts', reached: (s) => s.parts > 0 },
+        { phase: 'backoff', reached: (s) => s.state === 'retrying', act: () => sim.state.io.streamFault('drop') },
+      ];
+      for (const { phase, halfOpen, reached, act } of phases) {
+        for (const order of ORDERS) {
+          it(`${style}: stop in ${phase}, ${order}`, async () => {
+            sim.setAnswer({ http10, halfOpen: halfOpen ?? false });
+            await noFault(sim.port, async () => {
+              for (let round = 0; round < 5; round++) {
+                const client = new DeviceClient({ host: '127.0.0.1', port: sim.port, username: SIM_USER, password: SIM_PASSWORD, auth: 'digest' });
+                const seen = { parts: 0, state: 'stopped', requests: sim.state.requestCount };
+                const supervisor = new StreamSupervisor({
+                  client,
+                  path: ioMonitorPath('input', []),
+                  onPart: () => void (seen.parts += 1),
+                  onState: (state) => void (seen.state = state),
+                  flushDelay: 1,
+                });
+                supervisor.start();
+                if (act) {
+                  await waitFor('a part', () => seen.parts > 0);
+                  act();
+                }
+                await waitFor(phase, () => reached(seen));
+                await closeBoth(order, () => client.close(), () => supervisor.stop());
+              }
+            });
+          });
+        }
+      }
+    }
+  });
+
+  describe('snapshots', function () {
+    let device: RawDevice;
+    let sim: Simulator;
+    before(async () => {
+      device = new RawDevice();
+      await device.listen();
+      sim = await startSimulator({ username: SIM_USER, password: SIM_PASSWORD });
+    });
+    after(async () => {
+      await device.close();
+      await sim.close();
+    });
+    afterEach(() => sim.setAnswer({ http10: false, halfOpen: false }));
+
+    const cases: Array<{ name: string; port: () => number; setup: () => void; reached: (start: number) => boolean }> = [
+      { name: 'simulator HTTP/1.0, connecting', port: () => sim.port, setup: () => sim.setAnswer({ http10: true }), reached: () => true },
+      { name: 'simulator HTTP/1.0, in flight', port: () => sim.port, setup: () => sim.setAnswer({ http10: true }), reached: () => false },
+      { name: 'simulator half-open, headers', port: () => sim.port, setup: () => sim.setAnswer({ halfOpen: true }), reached: (n) => sim.state.requestCount > n },
+      { name: 'raw HTTP/1.0, headers', port: () => device.port, setup: () => void (device.behaviour = 'silent'), reached: (n) => device.requests > n },
+      { name: 'raw HTTP/1.0, mid-body', port: () => device.port, setup: () => void (device.behaviour = 'half-image'), reached: (n) => device.requests > n },
+    ];
+    for (const { name, port, setup, reached } of cases) {
+      for (const order of ORDERS) {
+        it(`${name}, ${order}`, async () => {
+          setup();
+          await noFault(port(), async () => {
+            for (let round = 0; round < 5; round++) {
+              const client = new DeviceClient({ host: '127.0.0.1', port: port(), username: SIM_USER, password: SIM_PASSWORD, auth: 'auto' });
+              const controller = new AbortController();
+              const start = port() === sim.port ? sim.state.requestCount : device.requests;
+              const snapshot = takeSnapshot(client, { signal: controller.signal }).then(
+                () => 'done',
+                (err: unknown) => (err as { code?: string }).code ?? String(err),
+              );
+              // 'in flight' stops at a random point of the exchange rather than a phase.
+              if (name.endsWith('in flight')) await sleep(round);
+              else await waitFor(name, () => reached(start));
+              await closeBoth(order, () => client.close(), async () => controller.abort());
+              const outcome = await snapshot;
+              assert.ok(['done', 'ECONN', 'ETIMEOUT'].includes(outcome), `snapshot ended with ${outcome}`);
+            }
+          });
+        });
+      }
+    }
+  });
+});
