@@ -57,12 +57,17 @@ function demoFlows(simPort: number): { flows: FlowNode[]; credentials: Record<st
   return { flows, credentials };
 }
 
-function prepareUserDir(simPort: number, uiPort: number): string {
-  const userDir = mkdtempSync(join(tmpdir(), 'ipcam-demo-'));
+/** A throwaway Node-RED user dir with this package installed the way `npm install <folder>` does it: a link to this checkout. */
+export function userDirWithPackage(prefix: string): string {
+  const userDir = mkdtempSync(join(tmpdir(), prefix));
   mkdirSync(join(userDir, 'node_modules'));
-  // The package is installed the way `npm install <folder>` does it: a link to this checkout.
   symlinkSync(ROOT, join(userDir, 'node_modules', PACKAGE), 'dir');
-  writeFileSync(join(userDir, 'package.json'), JSON.stringify({ name: 'ipcam-demo', private: true, dependencies: { [PACKAGE]: `file:${ROOT}` } }, null, 2));
+  writeFileSync(join(userDir, 'package.json'), JSON.stringify({ name: prefix.replace(/-$/, ''), private: true, dependencies: { [PACKAGE]: `file:${ROOT}` } }, null, 2));
+  return userDir;
+}
+
+function prepareUserDir(simPort: number, uiPort: number): string {
+  const userDir = userDirWithPackage('ipcam-demo-');
   const { flows, credentials } = demoFlows(simPort);
   writeFileSync(join(userDir, 'flows.json'), JSON.stringify(flows, null, 2));
   // credentialSecret false keeps credentials in plain text, so the demo can seed them.
@@ -111,7 +116,8 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
   return { url, simulator, userDir, ready, exited, stop };
 }
 
-async function waitForHttp(url: string, exited: Promise<void>): Promise<void> {
+/** Resolves when `url` answers 2xx; rejects when the process has exited or after a minute. */
+export async function waitForHttp(url: string, exited: Promise<void>): Promise<void> {
   let gone = false;
   void exited.then(() => (gone = true));
   for (let i = 0; i < 600 && !gone; i++) {

@@ -5,10 +5,10 @@
  */
 import { strict as assert } from 'node:assert';
 import { existsSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { startDemo, type Demo } from '../scripts/start';
+import { freePort } from './runtime-child';
 import { PROJECT_ROOT } from './helpers';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -36,17 +36,6 @@ interface ExampleNode {
   name?: string;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => (port ? resolve(port) : reject(new Error('no free port'))));
-    });
-  });
-}
 
 /** The ipcam-device of the snapshot example (the demo points it at the simulator). */
 function exampleDevice(): { id: string; name: string } {

@@ -1,0 +1,122 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { userDirWithPackage, waitForHttp } from '../scripts/start';
+
+/** A node of a flow as the admin API takes it. */
+export interface FlowNode {
+  id: string;
+  type: string;
+  [key: string]: unknown;
+}
+
+/** What the runtime reports of itself after a full garbage collection. */
+export interface RuntimeProbe {
+  rss: number;
+  heapUsed: number;
+  fds: number;
+}
+
+/**
+ * A real Node-RED runtime in a child process with this package installed, for behaviour that
+ * depends on process lifetime (crashes, leaks, redeploys). It runs with --expose-gc, and its
+ * settings add one admin route, `GET /_probe`, that collects garbage and answers RSS, heap and
+ * open file descriptors.
+ */
+export class ChildRuntime {
+  /** Everything the runtime printed (a crash shows here). */
+  output = '';
+  exitCode: number | null | undefined;
+  private readonly userDir = userDirWithPackage('ipcam-runtime-');
+  private child: ChildProcess | undefined;
+  private exited: Promise<void> = Promise.resolve();
+  private url = '';
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  /** True while the process runs. */
+  get alive(): boolean {
+    return this.child !== undefined && this.exitCode === undefined;
+  }
+
+  async start(): Promise<void> {
+    const port = await freePort();
+    this.url = `http://127.0.0.1:${port}`;
+    writeFileSync(join(this.userDir, 'settings.js'), settingsFile(port));
+    const child = spawn(process.execPath, ['--expose-gc', require.resolve('node-red/red.js'), '--userDir', this.userDir, '--settings', join(this.userDir, 'settings.js')], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    this.child = child;
+    const keep = (chunk: Buffer): void => {
+      // Bounded: the last 256 kB is enough to show a crash.
+      this.output = (this.output + chunk.toString('utf8')).slice(-256 * 1024);
+    };
+    child.stdout?.on('data', keep);
+    child.stderr?.on('data', keep);
+    this.exited = new Promise<void>((resolve) =>
+      child.once('exit', (code) => {
+        this.exitCode = code;
+        resolve();
+      }),
+    );
+    await waitForHttp(`${this.url}/_probe`, this.exited);
+  }
+
+  /** A full deploy through the admin API (every node stopped and started again). */
+  async deploy(flows: FlowNode[]): Promise<void> {
+    const res = await fetch(`${this.url}/flows`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'node-red-deployment-type': 'full', 'node-red-api-version': 'v2' },
+      body: JSON.stringify({ flows }),
+    });
+    const text = await res.text();
+    if (!res.ok) throw new Error(`deploy answered ${res.status}: ${text}`);
+  }
+
+  async probe(): Promise<RuntimeProbe> {
+    const res = await fetch(`${this.url}/_probe`);
+    return (await res.json()) as RuntimeProbe;
+  }
+
+  async stop(): Promise<void> {
+    if (this.alive) this.child?.kill('SIGINT');
+    const forced = setTimeout(() => this.child?.kill('SIGKILL'), 10_000);
+    await this.exited;
+    clearTimeout(forced);
+    rmSync(this.userDir, { recursive: true, force: true });
+  }
+}
+
+function settingsFile(port: number): string {
+  return `module.exports = {
+  uiHost: '127.0.0.1',
+  uiPort: ${port},
+  flowFile: 'flows.json',
+  credentialSecret: false,
+  telemetry: { enabled: false },
+  diagnostics: { enabled: false },
+  editorTheme: { tours: false, projects: { enabled: false } },
+  logging: { console: { level: 'warn', metrics: false, audit: false } },
+  httpAdminMiddleware: function (req, res, next) {
+    if (req.url !== '/_probe') return next();
+    global.gc();
+    global.gc();
+    const fds = require('fs').readdirSync('/proc/self/fd').length;
+    const memory = process.memoryUsage();
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify({ rss: memory.rss, heapUsed: memory.heapUsed, fds: fds }));
+  },
+};
+`;
+}
+
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}

@@ -1,0 +1,115 @@
+import { strict as assert } from 'node:assert';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { startSimulator, type PostingRun, type Simulator } from '../lib/simulator';
+import { SIM_PASSWORD, SIM_USER, waitFor } from './helpers';
+import { ChildRuntime, freePort, type FlowNode, type RuntimeProbe } from './runtime-child';
+
+const REDEPLOYS = 300;
+const TAB = 'soak-tab';
+const DEVICE = 'soak-device';
+const DEVICE_TAB = 'soak-devices';
+
+type Placement = 'tab before' | 'same tab' | 'global';
+const PLACEMENTS: Placement[] = ['tab before', 'same tab', 'global'];
+
+/**
+ * The flow under soak: two stream nodes, a snapshot fed 10 times a second, and an event server
+ * with a plate-event node, all on one device that answers HTTP/1.0 close-delimited. Where the
+ * device node is decides when Node-RED closes it: on a tab listed before the users' tab it
+ * closes first (tabs stop in order, each without waiting for the others); on the users' tab it
+ * closes after them (a tab's config nodes stop after its other nodes); as a global config node
+ * it closes last, as a flow of its own.
+ */
+function soakFlow(simPort: number, eventPort: number, placement: Placement): FlowNode[] {
+  const device: FlowNode = {
+    id: DEVICE,
+    type: 'ipcam-device',
+    name: 'http/1.0 device',
+    host: '127.0.0.1',
+    port: String(simPort),
+    protocol: 'http',
+    auth: 'auto',
+    tlsVerify: true,
+    timeout: '2000',
+    credentials: { username: SIM_USER, password: SIM_PASSWORD },
+    ...(placement === 'tab before' ? { z: DEVICE_TAB } : placement === 'same tab' ? { z: TAB } : {}),
+  };
+  const nodes: FlowNode[] = [
+    { id: 'soak-inputs', type: 'ipcam-input-monitor', z: TAB, device: DEVICE, kind: 'input', ports: '', wires: [[]] },
+    { id: 'soak-motion', type: 'ipcam-detection-stream', z: TAB, device: DEVICE, detection: 'motion', groups: '', mode: 'stream', emit: 'every', wires: [[]] },
+    { id: 'soak-tick', type: 'inject', z: TAB, repeat: '0.1', once: true, onceDelay: '0', topic: '', payload: '', payloadType: 'date', props: [{ p: 'payload' }], wires: [['soak-snapshot']] },
+    { id: 'soak-snapshot', type: 'ipcam-snapshot', z: TAB, device: DEVICE, source: 'jpg', format: 'buffer', wires: [[]] },
+    { id: 'soak-server', type: 'ipcam-event-server', z: TAB, port: String(eventPort), bind: '127.0.0.1', path: '/', maxBody: '', allow: '' },
+    { id: 'soak-plates', type: 'ipcam-plate-event', z: TAB, server: 'soak-server', device: '', match: '', lists: [], dedup: '0', images: 'none', wires: [[], []] },
+    { id: 'soak-catch', type: 'catch', z: TAB, scope: null, uncaught: false, wires: [[]] },
+  ];
+  const tabs: FlowNode[] = [
+    { id: DEVICE_TAB, type: 'tab', label: 'devices' },
+    { id: TAB, type: 'tab', label: 'soak' },
+  ];
+  return placement === 'global' ? [...tabs, ...nodes, device] : [...tabs, device, ...nodes];
+}
+
+function mb(bytes: number): string {
+  return `${(bytes / 1048576).toFixed(1)} MB`;
+}
+
+describe('process soak: 300 full redeploys of a real Node-RED runtime while parts flow', function () {
+  this.timeout(20 * 60_000);
+  let sim: Simulator;
+  let runtime: ChildRuntime;
+  let posting: PostingRun | undefined;
+  let toggler: NodeJS.Timeout | undefined;
+
+  before(async () => {
+    sim = await startSimulator({ username: SIM_USER, password: SIM_PASSWORD, answer: { http10: true } });
+    sim.state.io.detectionInterval = 50;
+    runtime = new ChildRuntime();
+    await runtime.start();
+  });
+
+  after(async () => {
+    if (toggler) clearInterval(toggler);
+    posting?.stop();
+    await runtime.stop();
+    await sim.close();
+  });
+
+  it('never exits, and its file descriptors and memory after GC do not grow', async () => {
+    const eventPort = await freePort();
+    // Inputs change every 20 ms and plates arrive 20 times a second, through every redeploy.
+    let level = false;
+    toggler = setInterval(() => {
+      level = !level;
+      sim.state.io.setInput(1, level);
+    }, 20);
+    // Refused posts (the server is between stop and start) are part of the soak: they are not counted.
+    posting = sim.startPosting({ url: `http://127.0.0.1:${eventPort}/`, ratePerSecond: 20, onError: () => undefined });
+
+    const probes: Array<{ when: string; probe: RuntimeProbe }> = [];
+    const before = sim.state.requestCount;
+    for (let deploy = 1; deploy <= REDEPLOYS; deploy++) {
+      await runtime.deploy(soakFlow(sim.port, eventPort, PLACEMENTS[deploy % PLACEMENTS.length]!)).catch(async (err: unknown) => {
+        await sleep(200);
+        assert.fail(`deploy ${deploy} failed (${String(err)}); the runtime ${runtime.alive ? 'runs' : 'exited'}:\n${runtime.output.slice(-4000)}`);
+      });
+      // Let the streams connect and parts flow before the next stop, at a varying point.
+      await sleep(5 + (deploy % 7) * 5);
+      assert.ok(runtime.alive, `the runtime exited at deploy ${deploy}:\n${runtime.output.slice(-4000)}`);
+      if (deploy === 30 || deploy % 100 === 0) probes.push({ when: `after ${String(deploy).padStart(3)} deploys`, probe: await runtime.probe() });
+    }
+    await waitFor('the runtime to settle', () => sim.state.io.openStreams <= 2, 10_000);
+    probes.push({ when: 'settled          ', probe: await runtime.probe() });
+
+    for (const { when, probe } of probes) console.log(`      ${when}: ${probe.fds} fds, RSS ${mb(probe.rss)}, heap ${mb(probe.heapUsed)}`);
+    console.log(`      simulator: ${sim.state.requestCount - before} requests, ${sim.state.io.openStreams} streams open at the end`);
+    const first = probes[0]!.probe;
+    const last = probes[probes.length - 1]!.probe;
+    assert.ok(runtime.alive, `the runtime exited:\n${runtime.output.slice(-4000)}`);
+    assert.doesNotMatch(runtime.output, /Uncaught Exception|Unhandled rejection|AssertionError/i, runtime.output.slice(-4000));
+    // Warm-up (module loading, JIT, first deploys) is behind the first probe.
+    assert.ok(last.fds <= first.fds + 5, `file descriptors grew from ${first.fds} to ${last.fds}`);
+    assert.ok(last.heapUsed <= first.heapUsed + 8 * 1048576, `heap grew from ${mb(first.heapUsed)} to ${mb(last.heapUsed)}`);
+    assert.ok(last.rss <= first.rss + 40 * 1048576, `RSS grew from ${mb(first.rss)} to ${mb(last.rss)}`);
+  });
+});
