@@ -36,7 +36,7 @@ class ProcessFaults {
   }
 }
 
-type RawBehaviour = 'silent' | 'half-part' | 'parts' | 'drop' | 'half-image';
+type RawBehaviour = 'silent' | 'half-part' | 'parts' | 'drop' | 'reset' | 'half-image';
 
 /**
  * A camera's small web server at the byte level: HTTP/1.0, no Content-Length, the body ends when
@@ -81,6 +81,10 @@ class RawDevice {
         return;
       case 'drop':
         socket.end(multipart);
+        return;
+      case 'reset':
+        // A part, then a TCP reset at once: the stop races the reset.
+        socket.write(multipart + part, () => setImmediate(() => socket.resetAndDestroy()));
         return;
       case 'half-part':
         socket.write(multipart + part + part.slice(0, 20));
@@ -154,6 +158,7 @@ describe('close races: every answer style, every phase, both close orders', func
       { phase: 'mid-part', behaviour: 'half-part', reached: (s) => s.parts > 0 },
       { phase: 'between parts', behaviour: 'parts', reached: (s) => s.parts > 1 },
       { phase: 'backoff', behaviour: 'drop', reached: (s) => s.state === 'retrying' },
+      { phase: 'a reset by the device', behaviour: 'reset', reached: (s) => s.parts > 0 },
     ];
     for (const { phase, behaviour, reached } of phases) {
       for (const order of ORDERS) {
