@@ -7,7 +7,8 @@
  */
 export class DeviceUsers {
   private readonly users = new Set<string>();
-  private readonly work: Array<Promise<unknown>> = [];
+  /** Close work still running; settled work leaves at once (users come and go for the device's lifetime). */
+  private readonly work = new Set<Promise<unknown>>();
   private wake: (() => void) | undefined;
 
   constructor(private readonly maxWait = 5000) {}
@@ -17,7 +18,8 @@ export class DeviceUsers {
     this.users.add(userId);
     return (settled) => {
       if (!this.users.delete(userId)) return;
-      this.work.push(settled.catch(() => undefined));
+      const work = settled.catch(() => undefined).finally(() => this.work.delete(work));
+      this.work.add(work);
       if (this.users.size === 0) this.wake?.();
     };
   }

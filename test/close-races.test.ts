@@ -338,3 +338,35 @@ describe('close races: every answer style, every phase, both close orders', func
     }
   });
 });
+
+describe('ipcam-device waits for its users before it closes the client', function () {
+  let sim: Simulator;
+  before(async () => {
+    sim = await startSimulator({ username: SIM_USER, password: SIM_PASSWORD });
+  });
+  after(() => sim.close());
+  afterEach(() => helper.unload());
+
+  it('a device closed first keeps its client until the stream node has stopped, then closes it', async () => {
+    await helper.load(
+      [deviceNode, inputMonitorNode],
+      [
+        { id: TAB, type: 'tab', label: 'users' },
+        deviceDef(sim),
+        { id: 'inputs', type: 'ipcam-input-monitor', z: TAB, x: 100, y: 100, device: DEVICE, kind: 'input', ports: '', wires: [[]] },
+      ],
+      deviceCredentials(SIM_PASSWORD),
+    );
+    await waitFor('the stream open', () => sim.state.io.openStreams === 1);
+    type Closable = { close(removed?: boolean): Promise<void> };
+    let deviceClosed = false;
+    const closing = (getNode(DEVICE) as unknown as Closable).close(false).then(() => void (deviceClosed = true));
+    await sleep(50);
+    assert.equal(deviceClosed, false, 'the device closed its client while a user was still running');
+    assert.equal(sim.state.io.openStreams, 1, 'the stream was cut by the device, not stopped by its node');
+    await (getNode('inputs') as unknown as Closable).close(false);
+    await closing;
+    assert.equal(deviceClosed, true);
+    await waitFor('the stream closed', () => sim.state.io.openStreams === 0);
+  });
+});
