@@ -8,6 +8,7 @@ import ptzNode from '../nodes/ipcam-ptz';
 import relayNode from '../nodes/ipcam-relay';
 import type { NodeMessage } from '../nodes/red';
 import { SIM_PASSWORD, SIM_USER, waitFor } from './helpers';
+import { REJECTED_RELAY_PAYLOADS } from './relay-payloads';
 import { DEVICE, FlowWatch, actionFlow, assertNoSecret, deviceCredentials, deviceDef, helper, isRecord, type FlowNode } from './node-helper';
 
 const NODES = [deviceNode, ptzNode, relayNode];
@@ -504,6 +505,47 @@ describe('ipcam-ptz and ipcam-relay nodes', function () {
       assert.deepEqual(w.lastStatus(RELAY), { fill: 'grey', shape: 'dot', text: 'relay 2 off' });
     });
 
+    it("'off ', 'ON', 1 and 0 are recognised short forms (trimmed, any case)", async function () {
+      const w = await deploy(relayDef({ mode: 'pulse', pulse: '5000' }));
+      assert.deepEqual((await w.expectOutput(RELAY, { payload: 'ON' })).payload, { output: 1, active: true });
+      assert.deepEqual((await w.expectOutput(RELAY, { payload: 'off ' })).payload, { output: 1, active: false });
+      assert.deepEqual((await w.expectOutput(RELAY, { payload: 1 })).payload, { output: 1, active: true });
+      assert.deepEqual((await w.expectOutput(RELAY, { payload: 0 })).payload, { output: 1, active: false });
+      assert.deepEqual((await w.expectOutput(RELAY, { payload: { state: ' Off ' } })).payload, { output: 1, active: false });
+      assert.deepEqual(targets(), [`GET ${OUTPUT}?action=1%3A%2F`, `GET ${OUTPUT}?action=1%3A%5C`, `GET ${OUTPUT}?action=1%3A%2F`, `GET ${OUTPUT}?action=1%3A%5C`, `GET ${OUTPUT}?action=1%3A%5C`]);
+    });
+
+    it('an object without state, pulse or sequence (e.g. a plate event) does what Mode says', async function () {
+      const w = await deploy(relayDef({ mode: 'pulse', pulse: '200' }));
+      const msg = await w.expectOutput(RELAY, { payload: { plate: 'ABC123', listType: 'whiteList' } });
+      assert.deepEqual(msg.payload, { output: 1, active: false });
+      assert.deepEqual(targets(), [`GET ${OUTPUT}?action=1%3A%2F200%5C`]);
+    });
+
+    it('null does what Mode says', async function () {
+      const w = await deploy(relayDef({ mode: 'off', output: '2' }));
+      assert.deepEqual((await w.expectOutput(RELAY, { payload: null })).payload, { output: 2, active: false });
+      assert.deepEqual(targets(), [`GET ${OUTPUT}?action=2%3A%5C`]);
+    });
+
+    describe('a payload that is not a relay command is EINPUT and sends nothing, whatever Mode says', function () {
+      for (const mode of ['on', 'pulse']) {
+        it(`Mode ${mode}: every rejected form, one after the other, on one running node`, async function () {
+          const w = await deploy(relayDef({ mode, pulse: '1000' }));
+          for (const c of REJECTED_RELAY_PAYLOADS) {
+            const msg = await w.expectCaught(RELAY, { _msgid: 'bad', payload: c.payload });
+            assertInputError(w, RELAY, msg, /not a relay command/);
+            assert.equal(theSim().state.requestCount, 0, `${c.what}: a request was sent`);
+            assert.deepEqual(theSim().state.io.relayLog, [], `${c.what}: the relay changed`);
+          }
+          assert.equal(theSim().state.io.outputs.get(1), false);
+          // The same node still acts on a recognised payload: the count above could move.
+          await w.expectOutput(RELAY, { payload: true });
+          assert.equal(theSim().state.requestCount, 1);
+        });
+      }
+    });
+
     it('check as the mode of the settings', async function () {
       const w = await deploy(relayDef({ mode: 'check' }));
       assert.deepEqual((await w.expectOutput(RELAY, {})).payload, { output: 1, active: false });
@@ -519,6 +561,7 @@ describe('ipcam-ptz and ipcam-relay nodes', function () {
         { what: 'pulse 0 in the settings', settings: { pulse: '0' }, payload: 'pulse', message: /pulse/i },
         { what: 'output 0', payload: { output: 0, state: true }, message: /output/i },
         { what: 'unknown mode in the settings', settings: { mode: 'blink' }, message: /mode/i },
+        { what: "'sequence' is not a short form", settings: { mode: 'on', sequence: '1:/300\\' }, payload: 'sequence', message: /not a relay command/ },
       ];
       for (const c of cases) {
         it(c.what, async function () {
