@@ -403,6 +403,7 @@ describe('PTZ (lib) against the simulator', function () {
       mover = new CgiPtzMover(client);
       await mover.move({ action: 'left', duration: 150 });
       await mover.move({ action: 'gotoPreset', preset: 2, duration: 150 });
+      assert.equal(sim.state.ptz.channel(1).moving, false, 'the preset ended the continuous move');
       await mover.move({ action: 'right', duration: 150 });
       await mover.move({ action: 'startTour', tour: 1 });
       await sleep(500);

@@ -109,6 +109,8 @@ export class SimulatedPtz {
       const position = this.presets.get(key);
       if (position === undefined) return bad(ctx, `no preset ${key.slice(1)}`);
       this.position = position;
+      // The camera travels to the preset and stops there: a continuous move ends.
+      Object.assign(s, { moving: false, action: undefined });
       this.record({ api: 'cgi', channel: 1, action: `goto ${key}`, ...stream, time: Date.now() });
       return ok(ctx);
     }
