@@ -1,4 +1,4 @@
-import { cgiPtz } from '../lib/cgi/ptz';
+import { CgiPtzMover } from '../lib/cgi/ptz';
 import { inputError } from '../lib/errors';
 import { PtzMover } from '../lib/xml/ptz-mover';
 import { DeviceClient } from '../lib/transport/client';
@@ -18,28 +18,29 @@ export = function register(RED: NodeAPI): void {
   function IpcamPtzNode(this: Node, def: PtzDef): void {
     RED.nodes.createNode(this, def);
     const api = def.api || 'xml';
+    const onStopError = (err: unknown): void => this.warn(`PTZ stop failed: ${err instanceof Error ? err.message : String(err)}`);
     // One mover per node and device client: it owns the pending Stop of this node's moves.
-    let mover: { client: DeviceClient; mover: PtzMover } | undefined;
-    const moverFor = (client: DeviceClient): PtzMover => {
-      if (mover?.client !== client) mover = { client, mover: new PtzMover(client, (err) => this.warn(`PTZ stop failed: ${err instanceof Error ? err.message : String(err)}`)) };
-      return mover.mover;
+    let current: { client: DeviceClient; mover: PtzMover | CgiPtzMover } | undefined;
+    const moverFor = (client: DeviceClient): PtzMover | CgiPtzMover => {
+      if (current?.client !== client) current = { client, mover: api === 'cgi' ? new CgiPtzMover(client, onStopError) : new PtzMover(client, onStopError) };
+      return current.mover;
     };
 
     handleInput(RED, this, def.device, async (msg, client, signal) => {
       if (api !== 'xml' && api !== 'cgi') throw inputError(`Unknown PTZ interface "${api}": use xml or cgi`);
       const fields = payloadObject(msg) ?? (typeof msg.payload === 'string' && msg.payload.trim() !== '' ? { action: msg.payload } : {});
       const request = { action: def.action, speed: def.speed, duration: def.duration, channel: def.channel, ...fields };
-      if (api === 'cgi') {
-        const command = await cgiPtz(client, request, signal);
+      const mover = moverFor(client);
+      if (mover instanceof CgiPtzMover) {
+        const command = await mover.move(request, signal);
         msg.payload = { action: command.action === 'move' ? command.move : command.action, ok: true };
       } else {
-        msg.payload = await moverFor(client).move(request, signal);
+        msg.payload = await mover.move(request, signal);
       }
       const done = msg.payload as { action: string };
       return { fill: 'green', shape: 'dot', text: done.action };
     });
     this.on('close', (_removed, done) => {
-      const current = mover;
       if (!current) return done();
       // Node-RED closes the device node (and its client) in the same stop as this one: the Stop
       // of a camera this node set moving goes on a connection of its own.

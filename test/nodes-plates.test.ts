@@ -519,6 +519,30 @@ describe('plate and vehicle config nodes', function () {
     });
   });
 
+  describe('a device that ignores resultOffset: the read ends with EDEVICE at the Catch node', function () {
+    it('plate-query: two requests, the message names the cause', async function () {
+      const w = await deploy();
+      seed(plateNames(1, 250));
+      theSim().state.plates.setPaging({ ignoreOffset: true, sendTotal: false });
+      const msg = await w.expectCaught(QUERY, { _msgid: 'q' });
+      const err = assertCaught(w, QUERY, msg, 'EDEVICE');
+      assert.match(String(err['message']), /ignores resultOffset/);
+      assert.deepEqual(paths(), ['/GetLicensePlates', '/GetLicensePlates']);
+    });
+
+    it('plate-sync: nothing is deleted or added', async function () {
+      const w = await deploy();
+      seed(plateNames(1, 250));
+      theSim().state.plates.setPaging({ ignoreOffset: true, bogusTotal: 4_294_967_295 });
+      const msg = await w.expectCaught(SYNC, { payload: [...plateNames(1, 50), 'NEW1'] });
+      const err = assertCaught(w, SYNC, msg, 'EDEVICE');
+      assert.match(String(err['message']), /ignores resultOffset/);
+      assert.deepEqual(paths(), ['/GetLicensePlates', '/GetLicensePlates']);
+      assert.equal(theSim().state.plates.size, 250);
+      assert.equal(theSim().state.plates.get('NEW1', '1'), undefined);
+    });
+  });
+
   describe('ipcam-plate-sync', function () {
     it('from a superset removes the extra plates; status green with the counts', async function () {
       const w = await deploy();

@@ -8,6 +8,7 @@ import ptzNode from '../nodes/ipcam-ptz';
 import relayNode from '../nodes/ipcam-relay';
 import type { NodeMessage } from '../nodes/red';
 import { SIM_PASSWORD, SIM_USER, waitFor } from './helpers';
+import { REJECTED_RELAY_PAYLOADS } from './relay-payloads';
 import { DEVICE, FlowWatch, actionFlow, assertNoSecret, deviceCredentials, deviceDef, helper, isRecord, type FlowNode } from './node-helper';
 
 const NODES = [deviceNode, ptzNode, relayNode];
@@ -361,8 +362,67 @@ describe('ipcam-ptz and ipcam-relay nodes', function () {
       assert.deepEqual([...theSim().state.ptz.tours], []);
     });
 
-    it('closing a CGI node sends nothing', async function () {
-      await cgi({ action: 'left', continuous: true });
+    function cgiStops(): PtzCommand[] {
+      return theSim().state.ptz.log.filter((c) => c.api === 'cgi' && c.action === 'stop');
+    }
+
+    it('duration of the settings: the move is continuous and exactly one move=stop follows', async function () {
+      const { w, msg } = await cgi('left', { duration: '100' });
+      assert.deepEqual(msg.payload, { action: 'left', ok: true });
+      await waitFor('the stop', () => cgiStops().length > 0);
+      await sleep(300);
+      assert.deepEqual(targets(), [`GET ${PTZSET}?move=left&move=repeat`, `GET ${PTZSET}?move=stop`]);
+      const [move, stop] = theSim().state.ptz.log;
+      assert.ok(move && stop && stop.time - move.time >= 90, 'the stop came before the duration');
+      assert.equal(theSim().state.ptz.channel(1).moving, false);
+      assertGreen(w, PTZ);
+      // Stopped already: unloading sends nothing more.
+      const count = theSim().state.requestCount;
+      await helper.unload();
+      assert.equal(theSim().state.requestCount, count);
+    });
+
+    it('a second timed move before the stop replaces it: only its own stop is sent, with its stream', async function () {
+      const w = await deploy(ptzDef({ api: 'cgi', action: 'stop' }));
+      await w.expectOutput(PTZ, { payload: { action: 'left', duration: 100, stream: 1 } });
+      await w.expectOutput(PTZ, { payload: { action: 'up', duration: 1500, stream: 1 } });
+      await waitFor('the stop', () => cgiStops().length > 0);
+      const up = theSim().state.ptz.log.find((c) => c.action === 'up+repeat');
+      const [stop] = cgiStops();
+      assert.ok(up && stop && stop.time - up.time >= 1450, 'the first stop was not cancelled');
+      assert.deepEqual(targets(), [`GET ${PTZSET}?move=left&move=repeat&stream=1`, `GET ${PTZSET}?move=up&move=repeat&stream=1`, `GET ${PTZSET}?move=stop&stream=1`]);
+    });
+
+    it('closing the node stops a continuous move it set going, once', async function () {
+      await cgi({ action: 'left', continuous: true, stream: 2 });
+      assert.equal(theSim().state.ptz.channel(1).moving, true);
+      await helper.unload();
+      await waitFor('the stop of the close', () => cgiStops().length > 0);
+      await sleep(200);
+      assert.deepEqual(targets(), [`GET ${PTZSET}?move=left&move=repeat&stream=2`, `GET ${PTZSET}?move=stop&stream=2`]);
+      assert.equal(theSim().state.ptz.channel(1).moving, false);
+    });
+
+    it('closing the node stops a timed move before its stop is due (once), on a digest device too', async function () {
+      sim = await startSimulator({ port: 0, username: SIM_USER, password: SIM_PASSWORD, auth: 'digest' });
+      await helper.load(NODES, actionFlow(ptzDef({ api: 'cgi', action: 'right', duration: '60000' }), [deviceDef(sim)]), deviceCredentials(SIM_PASSWORD));
+      const w = new FlowWatch([PTZ, DEVICE]);
+      await w.expectOutput(PTZ, {});
+      await helper.unload();
+      await waitFor('the stop of the close', () => cgiStops().length > 0);
+      await sleep(200);
+      assert.equal(cgiStops().length, 1);
+      assert.ok(requests(PTZSET).every((r) => r.auth === 'digest'));
+      assert.equal(theSim().state.ptz.channel(1).moving, false);
+    });
+
+    it('closing a CGI node sends nothing when it left no camera moving (steps, presets, a stopped move)', async function () {
+      const w = await deploy(ptzDef({ api: 'cgi', action: 'left' }));
+      theSim().state.ptz.presets.set('#1', 0);
+      await w.expectOutput(PTZ, {});
+      await w.expectOutput(PTZ, { payload: { action: 'gotoPreset', preset: 1 } });
+      await w.expectOutput(PTZ, { payload: { action: 'right', continuous: true } });
+      await w.expectOutput(PTZ, { payload: 'stop' });
       const count = theSim().state.requestCount;
       await helper.unload();
       await sleep(200);
@@ -377,6 +437,8 @@ describe('ipcam-ptz and ipcam-relay nodes', function () {
         { what: 'preset name with ~', payload: { action: 'gotoPreset', preset: 'home~1' }, message: /~/ },
         { what: 'preset name of 32 characters', payload: { action: 'savePreset', preset: 'x'.repeat(32) }, message: /31 characters/ },
         { what: 'tour 4', payload: { action: 'startTour', tour: 4 }, message: /0-3/ },
+        { what: 'negative duration', payload: { action: 'left', duration: -5 }, message: /duration/i },
+        { what: 'duration over 600000', payload: { action: 'left', duration: 600_001 }, message: /duration/i },
       ];
       for (const c of cases) {
         it(c.what, async function () {
@@ -504,6 +566,47 @@ describe('ipcam-ptz and ipcam-relay nodes', function () {
       assert.deepEqual(w.lastStatus(RELAY), { fill: 'grey', shape: 'dot', text: 'relay 2 off' });
     });
 
+    it("'off ', 'ON', 1 and 0 are recognised short forms (trimmed, any case)", async function () {
+      const w = await deploy(relayDef({ mode: 'pulse', pulse: '5000' }));
+      assert.deepEqual((await w.expectOutput(RELAY, { payload: 'ON' })).payload, { output: 1, active: true });
+      assert.deepEqual((await w.expectOutput(RELAY, { payload: 'off ' })).payload, { output: 1, active: false });
+      assert.deepEqual((await w.expectOutput(RELAY, { payload: 1 })).payload, { output: 1, active: true });
+      assert.deepEqual((await w.expectOutput(RELAY, { payload: 0 })).payload, { output: 1, active: false });
+      assert.deepEqual((await w.expectOutput(RELAY, { payload: { state: ' Off ' } })).payload, { output: 1, active: false });
+      assert.deepEqual(targets(), [`GET ${OUTPUT}?action=1%3A%2F`, `GET ${OUTPUT}?action=1%3A%5C`, `GET ${OUTPUT}?action=1%3A%2F`, `GET ${OUTPUT}?action=1%3A%5C`, `GET ${OUTPUT}?action=1%3A%5C`]);
+    });
+
+    it('an object without state, pulse or sequence (e.g. a plate event) does what Mode says', async function () {
+      const w = await deploy(relayDef({ mode: 'pulse', pulse: '200' }));
+      const msg = await w.expectOutput(RELAY, { payload: { plate: 'ABC123', listType: 'whiteList' } });
+      assert.deepEqual(msg.payload, { output: 1, active: false });
+      assert.deepEqual(targets(), [`GET ${OUTPUT}?action=1%3A%2F200%5C`]);
+    });
+
+    it('null does what Mode says', async function () {
+      const w = await deploy(relayDef({ mode: 'off', output: '2' }));
+      assert.deepEqual((await w.expectOutput(RELAY, { payload: null })).payload, { output: 2, active: false });
+      assert.deepEqual(targets(), [`GET ${OUTPUT}?action=2%3A%5C`]);
+    });
+
+    describe('a payload that is not a relay command is EINPUT and sends nothing, whatever Mode says', function () {
+      for (const mode of ['on', 'pulse']) {
+        it(`Mode ${mode}: every rejected form, one after the other, on one running node`, async function () {
+          const w = await deploy(relayDef({ mode, pulse: '1000' }));
+          for (const c of REJECTED_RELAY_PAYLOADS) {
+            const msg = await w.expectCaught(RELAY, { _msgid: 'bad', payload: c.payload });
+            assertInputError(w, RELAY, msg, /not a relay command/);
+            assert.equal(theSim().state.requestCount, 0, `${c.what}: a request was sent`);
+            assert.deepEqual(theSim().state.io.relayLog, [], `${c.what}: the relay changed`);
+          }
+          assert.equal(theSim().state.io.outputs.get(1), false);
+          // The same node still acts on a recognised payload: the count above could move.
+          await w.expectOutput(RELAY, { payload: true });
+          assert.equal(theSim().state.requestCount, 1);
+        });
+      }
+    });
+
     it('check as the mode of the settings', async function () {
       const w = await deploy(relayDef({ mode: 'check' }));
       assert.deepEqual((await w.expectOutput(RELAY, {})).payload, { output: 1, active: false });
@@ -519,6 +622,7 @@ describe('ipcam-ptz and ipcam-relay nodes', function () {
         { what: 'pulse 0 in the settings', settings: { pulse: '0' }, payload: 'pulse', message: /pulse/i },
         { what: 'output 0', payload: { output: 0, state: true }, message: /output/i },
         { what: 'unknown mode in the settings', settings: { mode: 'blink' }, message: /mode/i },
+        { what: "'sequence' is not a short form", settings: { mode: 'on', sequence: '1:/300\\' }, payload: 'sequence', message: /not a relay command/ },
       ];
       for (const c of cases) {
         it(c.what, async function () {

@@ -3,7 +3,7 @@ import { startSimulator, type RecordedRequest, type Simulator } from '../lib/sim
 import { DeviceClient, type DeviceResponse, type RequestOptions } from '../lib/transport/client';
 import { buildXml, child, elementToNode, items, parseXml, path, type XmlElement } from '../lib/xml/codec';
 import { syncPlates } from '../lib/xml/plate-sync';
-import { addPlates, deletePlates, modifyPlate, queryPlates } from '../lib/xml/plates';
+import { addPlates, deletePlates, MAX_PAGES, MAX_PLATES, modifyPlate, queryPlates } from '../lib/xml/plates';
 import { getVehicleConfig, setVehicleConfig, type VehicleConfig } from '../lib/xml/vehicle-config';
 import { SIM_PASSWORD, SIM_USER, expectRejection } from './helpers';
 
@@ -373,6 +373,96 @@ describe('plates and vehicle config against the simulator', function () {
       assert.equal(requests('/GetLicensePlates').length, 3);
     });
 
+    describe('paging is bounded: a device that ignores resultOffset ends the read with EDEVICE', function () {
+      const modes: Array<{ what: string; sendTotal: boolean; bogusTotal?: number }> = [
+        { what: 'no total', sendTotal: false },
+        { what: 'total="4294967295"', sendTotal: true, bogusTotal: 4_294_967_295 },
+        { what: 'its real total', sendTotal: true },
+      ];
+      for (const m of modes) {
+        it(`${m.what}: the second page repeats the first, EDEVICE after two requests`, async function () {
+          seed(plateNames(1, 250));
+          sim.state.plates.setPaging({ ignoreOffset: true, sendTotal: m.sendTotal, bogusTotal: m.bogusTotal ?? null });
+          sim.resetRequests();
+          const err = await expectRejection(queryPlates(client), 'EDEVICE', /ignores resultOffset/);
+          assert.match(err.message, /resultOffset 101 .* resultOffset 1\b/);
+          assert.deepEqual(
+            requests().map((r) => filterOf(r).resultOffset),
+            [1, 101],
+          );
+        });
+      }
+
+      it('a limit over one page (a shorter second page starting with the same plate) is EDEVICE too', async function () {
+        seed(plateNames(1, 250));
+        sim.state.plates.ignoreOffset = true;
+        sim.resetRequests();
+        await expectRejection(queryPlates(client, { limit: 150 }), 'EDEVICE', /ignores resultOffset/);
+        assert.equal(requests().length, 2);
+      });
+
+      it('fewer plates than a page: one short page is the whole list, as from any device', async function () {
+        seed(plateNames(1, 30));
+        sim.state.plates.setPaging({ ignoreOffset: true, sendTotal: false });
+        sim.resetRequests();
+        const { plates, total } = await queryPlates(client);
+        assert.deepEqual(plates.map((p) => p.plate), plateNames(1, 30));
+        assert.equal(total, 30);
+        assert.equal(requests().length, 1);
+      });
+
+      it('a total of 4294967295 does not drive the loop: a device that pages right is read to its short page', async function () {
+        seed(plateNames(1, 250));
+        sim.state.plates.bogusTotal = 4_294_967_295;
+        sim.resetRequests();
+        const { plates, total } = await queryPlates(client);
+        assert.deepEqual(plates.map((p) => p.plate), plateNames(1, 250));
+        assert.equal(total, 250, 'the absurd total is not reported');
+        assert.equal(requests().length, 3);
+        // One page more than the count of a multiple of the page size (the empty page ends it).
+        sim.state.plates.clear();
+        seed(plateNames(1, 200));
+        sim.resetRequests();
+        assert.equal((await queryPlates(client)).plates.length, 200);
+        assert.equal(requests().length, 3);
+      });
+
+      it(`the page cap (${MAX_PAGES} pages = ${MAX_PLATES} plates / 100; lowered here with maxPages) ends an endless read with EDEVICE`, async function () {
+        assert.equal(MAX_PAGES, Math.ceil(MAX_PLATES / 100));
+        seed(plateNames(1, 450));
+        sim.state.plates.sendTotal = false;
+        sim.resetRequests();
+        await expectRejection(queryPlates(client, {}, { maxPages: 3 }), 'EDEVICE', /3 pages .*too many pages/);
+        assert.deepEqual(
+          requests().map((r) => filterOf(r).resultOffset),
+          [1, 101, 201],
+        );
+        // maxPages may lower the cap, never raise it.
+        for (const maxPages of [0, MAX_PAGES + 1, 2.5]) await expectRejection(queryPlates(client, {}, { maxPages }), 'EINPUT', /maxPages/);
+        assert.equal(requests().length, 3);
+      });
+
+      it('the mode is switched at run time through the control API and shown in /_sim/state', async function () {
+        seed(plateNames(1, 250));
+        const post = async (body: unknown): Promise<Response> =>
+          fetch(`${sim.url}/_sim/plates`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+        const on = await post({ ignoreOffset: true, bogusTotal: 4_294_967_295 });
+        assert.equal(on.status, 200);
+        assert.deepEqual(await on.json(), { sendTotal: true, ignoreOffset: true, bogusTotal: 4_294_967_295 });
+        const state = (await (await fetch(`${sim.url}/_sim/state`)).json()) as { platePaging: unknown };
+        assert.deepEqual(state.platePaging, { sendTotal: true, ignoreOffset: true, bogusTotal: 4_294_967_295 });
+        await expectRejection(queryPlates(client), 'EDEVICE', /ignores resultOffset/);
+
+        assert.equal((await post({ ignoreOffset: 'yes' })).status, 400);
+        assert.equal((await post({ bogusTotal: -1 })).status, 400);
+        const off = await post({ ignoreOffset: false, bogusTotal: null });
+        assert.deepEqual(await off.json(), { sendTotal: true, ignoreOffset: false, bogusTotal: null });
+        const { plates, total } = await queryPlates(client);
+        assert.equal(plates.length, 250);
+        assert.equal(total, 250);
+      });
+    });
+
     it('reads the other fields as the device stores them', async function () {
       await addPlates(client, [{ plate: 'H1', group: '3', owner: 'Dee', phone: '555', begin: '2026-03-01 08:00:00', end: '2026-03-31 18:00:00' }]);
       const { plates, total } = await queryPlates(client, { group: '3' });
@@ -635,6 +725,9 @@ describe('plates and vehicle config against the simulator', function () {
       { what: 'query: limit 0', run: (c) => queryPlates(c, { limit: 0 }) },
       { what: 'query: offset 1.5', run: (c) => queryPlates(c, { offset: 1.5 }) },
       { what: "query: empty group ''", run: (c) => queryPlates(c, { group: '' }) },
+      { what: 'query: offset beyond the largest plate library', run: (c) => queryPlates(c, { offset: MAX_PLATES + 1 }) },
+      { what: 'query: limit beyond the largest plate library', run: (c) => queryPlates(c, { limit: MAX_PLATES + 1 }) },
+      { what: 'sync: more plates than any device holds', run: (c) => syncPlates(c, plateNames(1, MAX_PLATES + 1)) },
       ...[-1, 101, 50.5, '50'].map((s) => ({ what: `vehicle: sensitivity ${JSON.stringify(s)}`, run: (c: DeviceClient) => setVehicleConfig(c, { sensitivity: s }) })),
       { what: 'vehicle: zone x1 = x2', run: (c) => setVehicleConfig(c, { zone: { x1: 10, y1: 0, x2: 10, y2: 5 } }) },
       { what: 'vehicle: zone x1 > x2', run: (c) => setVehicleConfig(c, { zone: { x1: 20, y1: 0, x2: 10, y2: 5 } }) },
@@ -802,6 +895,23 @@ describe('plates and vehicle config against the simulator', function () {
         [['S3', 'add', 202]],
       );
     });
+
+    for (const bogusTotal of [null, 4_294_967_295]) {
+      it(`against a device that ignores resultOffset (total ${bogusTotal ?? 'real'}): EDEVICE, nothing deleted or added`, async function () {
+        seed(plateNames(1, 250));
+        sim.state.plates.setPaging({ ignoreOffset: true, bogusTotal });
+        sim.resetRequests();
+        // The desired list keeps plates of the first page only: a sync that believed the device
+        // would remove the 150 others and add the new ones.
+        await expectRejection(sync([...plateNames(1, 100), 'NEW1', 'NEW2']), 'EDEVICE', /ignores resultOffset/);
+        assert.deepEqual(paths(), ['/GetLicensePlates', '/GetLicensePlates']);
+        assert.deepEqual(onDevice(), plateNames(1, 250));
+        // A dry run too.
+        sim.resetRequests();
+        await expectRejection(sync(plateNames(1, 10), { dryRun: true }), 'EDEVICE', /ignores resultOffset/);
+        assert.deepEqual(paths(), ['/GetLicensePlates', '/GetLicensePlates']);
+      });
+    }
 
     it('a plate listed twice is EINPUT before anything is sent', async function () {
       seed(['S1']);

@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { cgiPtz, cgiPtzPath, checkCgiPtz } from '../lib/cgi/ptz';
+import { CgiPtzMover, cgiPtz, cgiPtzPath, checkCgiPtz } from '../lib/cgi/ptz';
 import { startSimulator, type PtzCommand, type RecordedRequest, type Simulator } from '../lib/simulator';
 import { DeviceClient } from '../lib/transport/client';
 import { parseXml } from '../lib/xml/codec';
@@ -324,6 +324,152 @@ describe('PTZ (lib) against the simulator', function () {
       await m.close();
       assert.equal(sim.state.requestCount, count, 'close sent a request for a camera already stopped');
       assert.equal(stops().length, 2);
+    });
+  });
+
+  describe('CGI timed moves (CgiPtzMover): the timing of the XML mover, with move=stop', function () {
+    const PTZSET = '/cgi-bin/operator/ptzset';
+    let mover: CgiPtzMover | undefined;
+    afterEach(async function () {
+      await mover?.close();
+      mover = undefined;
+    });
+
+    /** The CGI log as action[@stream]. */
+    function cgiLog(): string[] {
+      return sim.state.ptz.log.map((c) => (c.stream === undefined ? c.action : `${c.action}@${c.stream}`));
+    }
+
+    function cgiStops(stream?: number): PtzCommand[] {
+      return sim.state.ptz.log.filter((c) => c.action === 'stop' && c.stream === stream);
+    }
+
+    function queries(): string[] {
+      return requests().map((r) => `${r.path === PTZSET ? '' : `${r.path}?`}${r.rawQuery}`);
+    }
+
+    it('a direction with a duration is sent continuous and followed by exactly one move=stop', async function () {
+      mover = new CgiPtzMover(client);
+      const command = await mover.move({ action: 'left', duration: 100 });
+      assert.deepEqual(command, { action: 'move', move: 'left', continuous: true });
+      assert.equal(sim.state.ptz.channel(1).moving, true);
+      await waitFor('the stop', () => cgiStops().length > 0);
+      const [move, stop] = sim.state.ptz.log;
+      assert.ok(move && stop && stop.time - move.time >= 90, 'the stop came before the duration');
+      assert.equal(sim.state.ptz.channel(1).moving, false);
+      await sleep(300);
+      await mover.close();
+      assert.deepEqual(queries(), ['move=left&move=repeat', 'move=stop']);
+      assert.deepEqual(cgiLog(), ['left+repeat', 'stop']);
+    });
+
+    it('a second move before the stop replaces it: only the second move is stopped', async function () {
+      mover = new CgiPtzMover(client);
+      await mover.move({ action: 'left', duration: 100 });
+      await mover.move({ action: 'move', move: 'right', duration: 1500 });
+      await waitFor('the stop', () => cgiStops().length > 0);
+      assert.equal(cgiStops().length, 1);
+      const right = sim.state.ptz.log.find((c) => c.action === 'right+repeat');
+      const [stop] = cgiStops();
+      assert.ok(right && stop);
+      assert.ok(stop.time - right.time >= 1450, `the stop came ${stop.time - right.time} ms after the second move`);
+      assert.deepEqual(cgiLog(), ['left+repeat', 'right+repeat', 'stop']);
+    });
+
+    it('a continuous move without a duration cancels the pending stop; the camera keeps moving until close', async function () {
+      mover = new CgiPtzMover(client);
+      await mover.move({ action: 'left', duration: 100 });
+      await mover.move({ action: 'up', continuous: true, duration: 0 });
+      await sleep(400);
+      assert.equal(cgiStops().length, 0);
+      assert.equal(sim.state.ptz.channel(1).moving, true);
+      await mover.close();
+      assert.equal(cgiStops().length, 1);
+      assert.equal(sim.state.ptz.channel(1).moving, false);
+      assert.deepEqual(queries(), ['move=left&move=repeat', 'move=up&move=repeat', 'move=stop']);
+    });
+
+    it('a stop cancels the pending stop (no second one)', async function () {
+      mover = new CgiPtzMover(client);
+      await mover.move({ action: 'downleft', duration: 150 });
+      await mover.move('stop');
+      await sleep(500);
+      await mover.close();
+      assert.deepEqual(cgiLog(), ['downleft+repeat', 'stop']);
+    });
+
+    it('going to a preset or starting a tour takes over the motion: the pending stop is dropped, close sends nothing', async function () {
+      sim.state.ptz.presets.set('#2', 0);
+      mover = new CgiPtzMover(client);
+      await mover.move({ action: 'left', duration: 150 });
+      await mover.move({ action: 'gotoPreset', preset: 2, duration: 150 });
+      assert.equal(sim.state.ptz.channel(1).moving, false, 'the preset ended the continuous move');
+      await mover.move({ action: 'right', duration: 150 });
+      await mover.move({ action: 'startTour', tour: 1 });
+      await sleep(500);
+      await mover.close();
+      assert.deepEqual(cgiLog(), ['left+repeat', 'goto #2', 'right+repeat', 'run tour 1']);
+    });
+
+    it('storing a preset or stopping a tour during a timed move leaves its stop in place', async function () {
+      mover = new CgiPtzMover(client);
+      await mover.move({ action: 'left', duration: 200 });
+      await mover.move({ action: 'savePreset', preset: 'gate' });
+      await mover.move({ action: 'stopTour', tour: 0 });
+      await waitFor('the stop', () => cgiStops().length > 0);
+      await sleep(300);
+      assert.deepEqual(cgiLog(), ['left+repeat', 'save @gate', 'stop tour 0', 'stop']);
+    });
+
+    it('a step, home or reset is one command: a duration adds no stop, and close sends nothing', async function () {
+      sim.state.ptz.home = 0;
+      mover = new CgiPtzMover(client);
+      for (const action of ['left', 'home', 'reset']) await mover.move({ action, duration: action === 'left' ? 0 : 100 });
+      await sleep(300);
+      await mover.close();
+      assert.deepEqual(queries(), ['move=left', 'move=home', 'move=reset']);
+    });
+
+    it('each stream has its own pending stop, sent with its stream', async function () {
+      mover = new CgiPtzMover(client);
+      await mover.move({ action: 'left', duration: 100, stream: 1 });
+      await mover.move({ action: 'up', duration: 150, stream: 2 });
+      await waitFor('a stop on both streams', () => cgiStops(1).length > 0 && cgiStops(2).length > 0);
+      await sleep(200);
+      assert.deepEqual(queries(), ['move=left&move=repeat&stream=1', 'move=up&move=repeat&stream=2', 'move=stop&stream=1', 'move=stop&stream=2']);
+    });
+
+    it('close stops every stream it left moving, once, and nothing follows', async function () {
+      const m = new CgiPtzMover(client);
+      await m.move({ action: 'left', continuous: true });
+      await m.move({ action: 'right', duration: 60_000, stream: 3 });
+      await m.close();
+      assert.equal(cgiStops().length, 1);
+      assert.equal(cgiStops(3).length, 1);
+      const count = sim.state.requestCount;
+      await sleep(200);
+      assert.equal(sim.state.requestCount, count, 'something was sent after close');
+    });
+
+    it('close(via) sends the stop on the client it is given (the shared one may be closing)', async function () {
+      const m = new CgiPtzMover(client);
+      await m.move({ action: 'left', duration: 60_000 });
+      const own = newClient();
+      others.push(own);
+      assert.equal(m.isMoving, true);
+      await client.close();
+      await m.close(own);
+      assert.equal(m.isMoving, false);
+      assert.deepEqual(cgiLog(), ['left+repeat', 'stop']);
+    });
+
+    describe('a bad duration is EINPUT and sends nothing', function () {
+      for (const duration of [-5, 600_001, 1.5, 'soon', true]) {
+        it(`duration ${JSON.stringify(duration)}`, async function () {
+          await expectRejection(new CgiPtzMover(client).move({ action: 'left', duration }), 'EINPUT', /duration/i);
+          assert.equal(sim.state.requestCount, 0);
+        });
+      }
     });
   });
 

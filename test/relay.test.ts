@@ -1,8 +1,10 @@
 import { strict as assert } from 'node:assert';
-import { checkSequence, pulseRelay, readRelay, runRelaySequence, setRelay } from '../lib/cgi/relay';
+import { checkSequence, pulseRelay, readRelay, relayCommand, relayShortForm, runRelaySequence, setRelay } from '../lib/cgi/relay';
+import { IpcamError } from '../lib/errors';
 import { startSimulator, type RecordedRequest, type RelayChange, type Simulator } from '../lib/simulator';
 import { DeviceClient } from '../lib/transport/client';
 import { SIM_PASSWORD, SIM_USER, waitFor, expectRejection } from './helpers';
+import { REJECTED_RELAY_PAYLOADS } from './relay-payloads';
 
 const OUTPUT = '/cgi-bin/admin/output';
 
@@ -196,5 +198,66 @@ describe('output relays (lib) against the simulator', function () {
         assert.deepEqual(sim.state.io.relayLog, []);
       });
     }
+  });
+});
+
+describe('relay commands (short forms and the object form)', function () {
+  const accepted: Array<[unknown, string]> = [
+    [true, 'on'],
+    [false, 'off'],
+    [1, 'on'],
+    [0, 'off'],
+    ['on', 'on'],
+    ['off', 'off'],
+    [' On ', 'on'],
+    ['OFF\n', 'off'],
+    ['off ', 'off'],
+    ['pulse', 'pulse'],
+    [' PULSE', 'pulse'],
+    ['check', 'check'],
+    ['Check ', 'check'],
+  ];
+  for (const [payload, mode] of accepted) {
+    it(`${JSON.stringify(payload)} is ${mode}, whatever Mode says`, function () {
+      assert.equal(relayShortForm(payload), mode);
+      for (const settingsMode of ['on', 'off', 'pulse', 'sequence', 'check']) assert.equal(relayCommand(payload, { mode: settingsMode }).mode, mode);
+    });
+  }
+
+  it('absent payload (undefined or null) and an object without state, pulse or sequence do what Mode says', function () {
+    for (const payload of [undefined, null, {}, { plate: 'ABC123', listType: 'whiteList' }, { state: null, output: undefined }]) {
+      assert.equal(relayCommand(payload, { mode: 'pulse', pulse: '700' }).mode, 'pulse');
+      assert.equal(relayCommand(payload, { mode: 'off' }).mode, 'off');
+    }
+    assert.equal(relayCommand(undefined).mode, 'on', 'Mode defaults to on');
+  });
+
+  it('the object form: state (a short form or "sequence"), else sequence, else pulse', function () {
+    assert.deepEqual(relayCommand({ output: 2, state: 'ON' }, { mode: 'off', output: '1' }), { mode: 'on', output: 2, pulse: undefined, sequence: undefined });
+    assert.equal(relayCommand({ state: false }, { mode: 'on' }).mode, 'off');
+    assert.equal(relayCommand({ state: 0 }, { mode: 'on' }).mode, 'off');
+    assert.equal(relayCommand({ state: 'check' }).mode, 'check');
+    assert.equal(relayCommand({ state: 'sequence' }, { sequence: '1:/' }).mode, 'sequence');
+    assert.deepEqual(relayCommand({ sequence: '1:/100\\' }, { mode: 'on' }), { mode: 'sequence', output: 1, pulse: undefined, sequence: '1:/100\\' });
+    assert.deepEqual(relayCommand({ pulse: 300 }, { mode: 'off', pulse: '1000' }), { mode: 'pulse', output: 1, pulse: 300, sequence: undefined });
+    assert.equal(relayCommand({ state: 'off', pulse: 300 }).mode, 'off', 'state decides');
+  });
+
+  for (const c of REJECTED_RELAY_PAYLOADS) {
+    it(`${c.what} is EINPUT under every Mode`, function () {
+      for (const mode of ['on', 'off', 'pulse', 'sequence', 'check']) {
+        assert.throws(
+          () => relayCommand(c.payload, { mode, pulse: '1000', sequence: '1:/' }),
+          (err: unknown) => err instanceof IpcamError && err.code === 'EINPUT' && /not a relay command/.test(err.message),
+        );
+      }
+    });
+  }
+
+  it('the error text shows a long payload shortened', function () {
+    assert.throws(
+      () => relayCommand('x'.repeat(10_000)),
+      (err: unknown) => err instanceof IpcamError && err.message.length < 300,
+    );
   });
 });

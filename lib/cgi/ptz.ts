@@ -1,9 +1,12 @@
 import { inputError } from '../errors';
 import type { DeviceClient } from '../transport/client';
+import { checkDuration, TimedMoves } from '../xml/ptz-mover';
 import { buildCgiPath, type CgiValue } from './codec';
 
 export const CGI_MOVES = ['home', 'up', 'down', 'left', 'right', 'upleft', 'upright', 'downleft', 'downright', 'stop', 'reset'] as const;
 export type CgiMove = (typeof CGI_MOVES)[number];
+/** The moves that go on until `move=stop` when sent with `move=repeat` (spec 4.5). */
+export const CGI_DIRECTIONS: readonly CgiMove[] = ['up', 'down', 'left', 'right', 'upleft', 'upright', 'downleft', 'downright'];
 
 /** A PTZ command of the CGI interface (`ptzset` and `ptzconfig`). */
 export type CgiPtzCommand =
@@ -49,13 +52,15 @@ export function checkCgiPtz(input: unknown): CgiPtzCommand {
   const action = typeof fields['action'] === 'string' ? fields['action'].trim() : fields['action'];
   const stream = checkStream(fields['stream']);
   const withStream = <T extends object>(c: T): T => (stream === undefined ? c : { ...c, stream });
+  // Only a direction continues (`move=repeat`); home, stop and reset are single commands.
+  const moveOf = (m: CgiMove): CgiPtzCommand => withStream({ action: 'move', move: m, continuous: fields['continuous'] === true && CGI_DIRECTIONS.includes(m) });
   const move = CGI_MOVES.find((m) => typeof action === 'string' && m === action.toLowerCase());
-  if (move) return withStream({ action: 'move', move, continuous: fields['continuous'] === true });
+  if (move) return moveOf(move);
   switch (action) {
     case 'move': {
       const m = CGI_MOVES.find((x) => x === String(fields['move']).toLowerCase());
       if (!m) throw inputError(`Unknown move ${JSON.stringify(fields['move'])}: use ${CGI_MOVES.join(', ')}`);
-      return withStream({ action: 'move', move: m, continuous: fields['continuous'] === true });
+      return moveOf(m);
     }
     case 'gotoPreset':
     case 'removePreset':
@@ -94,8 +99,47 @@ export function cgiPtzPath(c: CgiPtzCommand): string {
   }
 }
 
+/** One command, one request; no timing (a `duration` is the business of `CgiPtzMover`). */
 export async function cgiPtz(client: DeviceClient, input: unknown, signal?: AbortSignal): Promise<CgiPtzCommand> {
   const command = checkCgiPtz(input);
   await client.request({ path: cgiPtzPath(command), signal });
   return command;
+}
+
+/**
+ * CGI PTZ with timed moves, by the same rules as the XML mover: a direction with a `duration`
+ * (ms, 0-600000) is sent continuous (`move=repeat`) and followed by exactly one `move=stop`;
+ * a command that takes over the motion of the same stream (a move, a preset, a tour) replaces
+ * the pending stop; `close()` stops a camera this mover left moving (a continuous move).
+ */
+export class CgiPtzMover extends TimedMoves {
+  async move(input: unknown, signal?: AbortSignal): Promise<CgiPtzCommand> {
+    const fields = typeof input === 'object' && input !== null ? (input as Record<string, unknown>) : {};
+    const duration = checkDuration(fields['duration']);
+    const checked = checkCgiPtz(input);
+    const timed = checked.action === 'move' && CGI_DIRECTIONS.includes(checked.move) && duration > 0;
+    const command: CgiPtzCommand = timed ? { ...checked, continuous: true } : checked;
+    if (!movesCamera(command)) {
+      await this.client.request({ path: cgiPtzPath(command), signal });
+      return command;
+    }
+    const key = command.stream === undefined ? '' : String(command.stream);
+    this.cancelPendingStop(key);
+    await this.client.request({ path: cgiPtzPath(command), signal });
+    const stopPath = cgiPtzPath({ action: 'move', move: 'stop', ...(command.stream !== undefined && { stream: command.stream }) });
+    const leftMoving = command.action === 'move' && command.continuous === true;
+    const stop = async (via: DeviceClient): Promise<void> => {
+      await via.request({ path: stopPath });
+    };
+    this.settle(key, leftMoving ? stop : undefined, timed ? duration : 0);
+    return command;
+  }
+}
+
+/**
+ * Commands that take over the camera's motion (a move, a preset, a tour), ending a continuous
+ * move. Stopping a tour and the `ptzconfig` commands (presets stored, removed) move nothing.
+ */
+function movesCamera(c: CgiPtzCommand): boolean {
+  return c.action === 'move' || c.action === 'gotoPreset' || c.action === 'startTour';
 }

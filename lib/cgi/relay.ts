@@ -14,6 +14,98 @@ export interface RelayState {
   active: boolean;
 }
 
+/** What a relay node does with a message: Mode of its settings and the payload's override. */
+export const RELAY_MODES = ['on', 'off', 'pulse', 'sequence', 'check'] as const;
+export type RelayMode = (typeof RELAY_MODES)[number];
+
+/**
+ * The short forms, exactly: booleans, the numbers 1 / 0 and these words (any case, trimmed).
+ * A gate must never act on anything else, so there is no fallback to Mode for unknown values.
+ */
+type ShortMode = Exclude<RelayMode, 'sequence'>;
+const SHORT_WORDS: ReadonlyMap<string, ShortMode> = new Map<string, ShortMode>([
+  ['on', 'on'],
+  ['off', 'off'],
+  ['pulse', 'pulse'],
+  ['check', 'check'],
+]);
+const SHORT_FORMS_TEXT = 'true / false, "on" / "off", 1 / 0, "pulse" or "check"';
+
+export interface RelaySettings {
+  mode?: unknown;
+  output?: unknown;
+  pulse?: unknown;
+  sequence?: unknown;
+}
+
+export interface RelayCommand {
+  mode: RelayMode;
+  output: number;
+  /** Unchecked: the pulse and sequence are checked by the operation that uses them. */
+  pulse: unknown;
+  sequence: unknown;
+}
+
+/** The mode a short form names; undefined for anything that is not one of them. */
+export function relayShortForm(value: unknown): ShortMode | undefined {
+  if (value === true || value === 1) return 'on';
+  if (value === false || value === 0) return 'off';
+  return typeof value === 'string' ? SHORT_WORDS.get(value.trim().toLowerCase()) : undefined;
+}
+
+/**
+ * A message for a relay: absent payload (undefined / null) = Mode of the settings; a short form;
+ * or `{ output, state, pulse, sequence }` (`state`: a short form or `'sequence'`; without it,
+ * `sequence` or `pulse` choose that mode, else Mode). Anything else is `EINPUT`: nothing is sent.
+ */
+export function relayCommand(payload: unknown, settings: RelaySettings = {}): RelayCommand {
+  const fields = objectFields(payload);
+  let mode: unknown = settings.mode === undefined || settings.mode === '' ? 'on' : settings.mode;
+  if (fields) {
+    const state = fields['state'];
+    if (state !== undefined) mode = state === 'sequence' ? 'sequence' : relayShortForm(state) ?? refuse(state, 'state');
+    else if (fields['sequence'] !== undefined) mode = 'sequence';
+    else if (fields['pulse'] !== undefined) mode = 'pulse';
+  } else if (payload !== undefined && payload !== null) {
+    mode = relayShortForm(payload) ?? refuse(payload, 'payload');
+  }
+  if (!RELAY_MODES.includes(mode as RelayMode)) throw inputError(`Unknown relay mode ${describe(mode)}: use ${RELAY_MODES.join(', ')}`);
+  // A blank output setting (the editor allows it) means relay 1.
+  const setting = typeof settings.output === 'string' && settings.output.trim() === '' ? undefined : settings.output;
+  return {
+    mode: mode as RelayMode,
+    output: checkOutput(fields?.['output'] ?? setting ?? 1),
+    pulse: fields?.['pulse'] ?? settings.pulse,
+    sequence: fields?.['sequence'] ?? settings.sequence,
+  };
+}
+
+/**
+ * A plain object's fields without undefined or null ones (those fall back to the settings);
+ * undefined for anything else (lists, Buffers, Dates, Maps are not the object form).
+ */
+function objectFields(value: unknown): Record<string, unknown> | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const proto: unknown = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return undefined;
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined && v !== null));
+}
+
+function refuse(value: unknown, what: 'payload' | 'state'): never {
+  const form = what === 'state' ? `${SHORT_FORMS_TEXT} or "sequence"` : `${SHORT_FORMS_TEXT}, or { output, state, pulse, sequence }`;
+  throw inputError(`Relay ${what} ${describe(value)} is not a relay command: use ${form}; nothing was sent`);
+}
+
+/** A short, safe description of any value for an error text (a payload may be large). */
+function describe(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}...` : value);
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
+  if (Buffer.isBuffer(value)) return 'a Buffer';
+  if (Array.isArray(value)) return 'a list';
+  if (value instanceof Date) return 'a Date';
+  return value === null ? 'null' : `a value of type ${typeof value}`;
+}
+
 export function checkOutput(value: unknown): number {
   const n = typeof value === 'string' && /^\d+$/.test(value.trim()) ? Number(value) : value ?? 1;
   if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > 99) throw inputError(`Output must be a relay number from 1, got ${JSON.stringify(value)}`);

@@ -2,6 +2,7 @@ import type { Simulator } from './index';
 import type { Route, SimContext } from './context';
 import type { AnswerStyle, Fault } from './state';
 import { eventsControl } from './events';
+import { platePagingControl } from './plate-routes';
 import type { StreamFault, StreamStyle } from './io';
 import { sendText } from './respond';
 
@@ -13,6 +14,7 @@ const FAULT_KINDS = new Set<Fault['kind']>(['stall', 'drop', 'status', 'garbage'
  * The control API (no authentication: it drives the simulator, it is not part of the device):
  * `GET /_sim/state`, `GET /_sim/requests`, `POST /_sim/faults` (a Fault as JSON),
  * `DELETE /_sim/faults`, `DELETE /_sim/requests`, `GET /_sim/plates`, `DELETE /_sim/plates`,
+ * `POST /_sim/plates` (paging of GetLicensePlates: `{ ignoreOffset, sendTotal, bogusTotal }`),
  * `POST /_sim/events` (post device events, see `PostEventOptions`), `GET /_sim/io`,
  * `POST /_sim/io` ({ input, active } | { output, active } | { detection, group, level, threshold? } |
  * { streamFault } | { streamStyle }), `POST /_sim/answer` ({ http10?, halfOpen? } booleans), `GET /_sim/ptz`.
@@ -28,12 +30,15 @@ export function controlRoute(ctx: SimContext, sim: Simulator): ReturnType<Route>
         requestCount: ctx.state.requestCount,
         faults: ctx.state.faults,
         plateCount: ctx.state.plates.size,
+        platePaging: ctx.state.plates.paging,
         vehicle: ctx.state.vehicle,
         httpPost: ctx.state.httpPost,
         answer: ctx.state.answer,
       });
     case 'GET plates':
       return sendJson(ctx, 200, ctx.state.plates.all());
+    case 'POST plates':
+      return platePagingControl(ctx);
     case 'DELETE plates':
       ctx.state.plates.clear();
       return sendJson(ctx, 200, { ok: true });

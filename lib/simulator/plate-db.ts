@@ -35,6 +35,10 @@ export class PlateDb {
   capacity: number;
   /** GetLicensePlates declares `total` (firmware that does not makes clients page until a short page). */
   sendTotal = true;
+  /** Firmware that ignores `resultOffset`: every GetLicensePlates answers the first page. */
+  ignoreOffset = false;
+  /** A `total` declared instead of the real count (e.g. 4294967295, as such firmware sends). */
+  bogusTotal: number | undefined = undefined;
 
   constructor(capacity = 50_000) {
     this.capacity = capacity;
@@ -74,6 +78,24 @@ export class PlateDb {
   clear(): void {
     this.plates.clear();
   }
+
+  /** How GetLicensePlates pages, as the control API shows and sets it. */
+  get paging(): PlatePaging {
+    return { sendTotal: this.sendTotal, ignoreOffset: this.ignoreOffset, bogusTotal: this.bogusTotal ?? null };
+  }
+
+  setPaging(next: Partial<PlatePaging>): void {
+    if (next.sendTotal !== undefined) this.sendTotal = next.sendTotal;
+    if (next.ignoreOffset !== undefined) this.ignoreOffset = next.ignoreOffset;
+    if (next.bogusTotal !== undefined) this.bogusTotal = next.bogusTotal ?? undefined;
+  }
+}
+
+export interface PlatePaging {
+  sendTotal: boolean;
+  ignoreOffset: boolean;
+  /** null: the real count. */
+  bogusTotal: number | null;
 }
 
 function key(plate: string, group: string): string {

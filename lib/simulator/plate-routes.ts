@@ -1,7 +1,7 @@
 import { buildDocument, child, items, xml, type XmlElement, type XmlNode } from '../xml/codec';
 import type { Route, SimContext } from './context';
-import { ALARM_LISTS, ALARM_MODES, REGIONS, ZONE_MAX, type VehicleSettings } from './plate-db';
-import { sendXml, sendXmlStatus, sendXmlSuccess, xmlBody } from './respond';
+import { ALARM_LISTS, ALARM_MODES, REGIONS, ZONE_MAX, type PlatePaging, type VehicleSettings } from './plate-db';
+import { sendText, sendXml, sendXmlStatus, sendXmlSuccess, xmlBody } from './respond';
 
 const MAX_ADD = 100;
 const DATE_TIME = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/;
@@ -54,7 +54,8 @@ function getPlates(ctx: SimContext, root: XmlElement): void {
   if (!Number.isInteger(offset) || offset < 1 || !Number.isInteger(max) || max < 1) return rangeError(ctx);
   const group = ctx.state.plates.inGroup(text(filter, 'groupId') ?? '1');
   if (group.length === 0) return sendXmlStatus(ctx.res, 20, 'Resources Not Exist');
-  const page = group.slice(offset - 1, offset - 1 + max);
+  const start = ctx.state.plates.ignoreOffset ? 0 : offset - 1;
+  const page = group.slice(start, start + max);
   const list: XmlNode = xml.list(
     'licensePlates',
     page.map((p) => [
@@ -68,7 +69,7 @@ function getPlates(ctx: SimContext, root: XmlElement): void {
       xml.str('telephone', p.phone),
     ]),
   );
-  if (ctx.state.plates.sendTotal) list.attrs = { ...list.attrs, total: group.length };
+  if (ctx.state.plates.sendTotal) list.attrs = { ...list.attrs, total: ctx.state.plates.bogusTotal ?? group.length };
   sendXml(ctx.res, 200, buildDocument('2.1.0', [list]));
 }
 
@@ -185,4 +186,37 @@ function flag(el: XmlElement | undefined): boolean | undefined | null {
 function int(el: XmlElement | undefined): number | undefined | null {
   if (el === undefined) return undefined;
   return /^\d+$/.test(el.text) ? Number(el.text) : null;
+}
+
+/**
+ * Control API `POST /_sim/plates` `{ ignoreOffset?, sendTotal?, bogusTotal? }` (booleans;
+ * `bogusTotal` a whole number, or null for the real count): how GetLicensePlates pages, changed
+ * at run time. Answers the paging now in force.
+ */
+export function platePagingControl(ctx: SimContext): true {
+  const answer = (status: number, value: object): true => {
+    sendText(ctx.res, status, JSON.stringify(value, null, 2), 'application/json');
+    return true;
+  };
+  let value: unknown;
+  try {
+    value = JSON.parse(ctx.body.toString('utf8'));
+  } catch {
+    return answer(400, { error: 'body is not JSON' });
+  }
+  if (typeof value !== 'object' || value === null) return answer(400, { error: 'give { ignoreOffset, sendTotal, bogusTotal }' });
+  const v = value as Record<string, unknown>;
+  const next: Partial<PlatePaging> = {};
+  for (const key of ['ignoreOffset', 'sendTotal'] as const) {
+    if (v[key] === undefined) continue;
+    if (typeof v[key] !== 'boolean') return answer(400, { error: `${key} must be true or false` });
+    next[key] = v[key];
+  }
+  const total = v['bogusTotal'];
+  if (total !== undefined) {
+    if (total !== null && !(typeof total === 'number' && Number.isInteger(total) && total >= 0)) return answer(400, { error: 'bogusTotal must be a whole number from 0, or null' });
+    next.bogusTotal = total;
+  }
+  ctx.state.plates.setPaging(next);
+  return answer(200, ctx.state.plates.paging);
 }

@@ -10,6 +10,8 @@ export interface PtzCommand {
   channel: number;
   action: string;
   speed?: number;
+  /** CGI `stream` (electronic PTZ view area), when the command named one. */
+  stream?: number;
   time: number;
 }
 
@@ -85,6 +87,9 @@ export class SimulatedPtz {
   private ptzset(ctx: SimContext): true {
     const moves = ctx.query.filter(([k]) => k === 'move').map(([, v]) => v);
     const value = (key: string): string | undefined => ctx.query.find(([k]) => k === key)?.[1];
+    const streamText = value('stream');
+    if (streamText !== undefined && !/^\d+$/.test(streamText)) return bad(ctx, `bad stream ${streamText}`);
+    const stream = streamText === undefined ? {} : { stream: Number(streamText) };
     const s = this.channel(1);
     if (moves.length > 0) {
       if (moves.some((m) => !MOVES.includes(m))) return bad(ctx, `unknown move ${moves.join(',')}`);
@@ -94,7 +99,7 @@ export class SimulatedPtz {
       if (move === 'home') this.position = this.home as number;
       else if (move !== 'stop' && move !== 'reset') this.position += 5;
       Object.assign(s, continuous ? { moving: true, action: move } : { moving: false, action: undefined });
-      this.record({ api: 'cgi', channel: 1, action: continuous ? `${move}+repeat` : move, time: Date.now() });
+      this.record({ api: 'cgi', channel: 1, action: continuous ? `${move}+repeat` : move, ...stream, time: Date.now() });
       return ok(ctx);
     }
     const presetNo = value('gotoserverpresetno');
@@ -104,7 +109,9 @@ export class SimulatedPtz {
       const position = this.presets.get(key);
       if (position === undefined) return bad(ctx, `no preset ${key.slice(1)}`);
       this.position = position;
-      this.record({ api: 'cgi', channel: 1, action: `goto ${key}`, time: Date.now() });
+      // The camera travels to the preset and stops there: a continuous move ends.
+      Object.assign(s, { moving: false, action: undefined });
+      this.record({ api: 'cgi', channel: 1, action: `goto ${key}`, ...stream, time: Date.now() });
       return ok(ctx);
     }
     const run = value('runservertourno');
@@ -113,7 +120,7 @@ export class SimulatedPtz {
     if ((run !== undefined || stop !== undefined) && Number.isInteger(tour) && tour >= 0 && tour <= 3) {
       if (run !== undefined) this.tours.add(tour);
       else this.tours.delete(tour);
-      this.record({ api: 'cgi', channel: 1, action: `${run !== undefined ? 'run' : 'stop'} tour ${tour}`, time: Date.now() });
+      this.record({ api: 'cgi', channel: 1, action: `${run !== undefined ? 'run' : 'stop'} tour ${tour}`, ...stream, time: Date.now() });
       return ok(ctx);
     }
     return bad(ctx, 'nothing to do');

@@ -1,7 +1,7 @@
 import { inputError } from '../errors';
 import type { DeviceClient } from '../transport/client';
 import { checkGroup, checkPlate, type CheckedPlate } from './plate-input';
-import { addPlates, deletePlates, modifyPlate, plateError, queryPlates, type PlateRecord, type PlateResult } from './plates';
+import { addPlates, deletePlates, MAX_PLATES, modifyPlate, plateError, queryPlates, type PlateRecord, type PlateResult } from './plates';
 
 /** What a sync did (or, on a dry run, would do), as plate numbers. */
 export interface SyncReport {
@@ -62,6 +62,7 @@ function differs(plate: CheckedPlate, record: PlateRecord): boolean {
 export async function syncPlates(client: DeviceClient, input: unknown, opts: { group?: string; dryRun?: boolean; signal?: AbortSignal } = {}): Promise<SyncReport> {
   const group = checkGroup(opts.group);
   if (!Array.isArray(input)) throw inputError('The desired plates must be a list');
+  if (input.length > MAX_PLATES) throw inputError(`The desired list has ${input.length} plates; no device holds more than ${MAX_PLATES}`);
   const desired = input.map((entry) => checkPlate(entry, group));
   const stray = desired.find((p) => p.group !== group);
   if (stray) throw inputError(`Plate ${stray.plate} is in group ${stray.group}; a sync covers group ${group} only`);

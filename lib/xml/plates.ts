@@ -38,6 +38,11 @@ interface CallOptions {
   signal?: AbortSignal;
 }
 
+export interface QueryOptions extends CallOptions {
+  /** Most pages to read before giving up with EDEVICE: at most (and by default) `MAX_PAGES`. */
+  maxPages?: number;
+}
+
 interface BatchOptions extends CallOptions {
   /** Group of entries that name none (default `'1'`). */
   group?: string;
@@ -121,26 +126,68 @@ function failed(plate: CheckedPlate, errorCode: number, error: string): PlateRes
   return { plate: plate.plate, group: plate.group, ok: false, errorCode, error };
 }
 
-/** Reads plates of a group: one page for a given `limit`, else every page up to `total`. */
-export async function queryPlates(client: DeviceClient, query: PlateQuery = {}, opts: CallOptions = {}): Promise<{ plates: PlateRecord[]; total: number }> {
+/**
+ * Most plates a device is taken to hold: above the plate library of any device seen (tens of
+ * thousands). It bounds a whole read: a device that sends more is not read to the end.
+ */
+export const MAX_PLATES = 100_000;
+/** Pages a whole read may take (the cap that ends paging against a device that never ends it). */
+export const MAX_PAGES = Math.ceil(MAX_PLATES / QUERY_PAGE);
+
+/**
+ * Reads plates of a group: one page for a given `limit`, else every page up to `total`. Paging
+ * ends on an empty or short page or at the declared total; a page starting with the plate the
+ * previous one started with (a device ignoring `resultOffset`) or more than `maxPages` pages is
+ * EDEVICE, never a loop.
+ */
+export async function queryPlates(client: DeviceClient, query: PlateQuery = {}, opts: QueryOptions = {}): Promise<{ plates: PlateRecord[]; total: number }> {
+  const maxPages = opts.maxPages ?? MAX_PAGES;
+  if (!Number.isInteger(maxPages) || maxPages < 1 || maxPages > MAX_PAGES) throw inputError(`maxPages must be a whole number from 1 to ${MAX_PAGES}, got ${JSON.stringify(opts.maxPages)}`);
   const group = checkGroup(query.group);
   const offset = query.offset ?? 0;
-  if (!Number.isInteger(offset) || offset < 0) throw inputError(`offset must be a whole number from 0, got ${JSON.stringify(query.offset)}`);
+  if (!Number.isInteger(offset) || offset < 0 || offset > MAX_PLATES) throw inputError(`offset must be a whole number from 0 to ${MAX_PLATES}, got ${JSON.stringify(query.offset)}`);
   const limit = query.limit;
-  if (limit !== undefined && (!Number.isInteger(limit) || limit < 1)) throw inputError(`limit must be a whole number from 1, got ${JSON.stringify(limit)}`);
+  if (limit !== undefined && (!Number.isInteger(limit) || limit < 1 || limit > MAX_PLATES)) throw inputError(`limit must be a whole number from 1 to ${MAX_PLATES}, got ${JSON.stringify(limit)}`);
 
   const plates: PlateRecord[] = [];
-  for (;;) {
+  let total: number | undefined;
+  let previousFirst: string | undefined;
+  let previousOffset = 0;
+  for (let pages = 0; ; pages++) {
+    if (pages >= maxPages) throw tooManyPages(maxPages);
     const wanted = limit === undefined ? QUERY_PAGE : Math.min(QUERY_PAGE, limit - plates.length);
-    const page = await queryPage(client, group, offset + plates.length + 1, wanted, opts.signal);
-    plates.push(...page.plates);
+    const resultOffset = offset + plates.length + 1;
+    const page = await queryPage(client, group, resultOffset, wanted, pages === 0, opts.signal);
+    // A device that ignores maxResult: the rest of its page is read as the next page.
+    const got = page.plates.slice(0, wanted);
+    if (page.total !== undefined) total = page.total;
+    if (got.length === 0) break;
+    // A page starting where the one before started is the device going back, not paging on.
+    const first = `${got[0]?.group}\u0000${got[0]?.plate}`;
+    if (first === previousFirst) throw repeatedPage(resultOffset, previousOffset);
+    previousFirst = first;
+    previousOffset = resultOffset;
+    plates.push(...got);
     // Without a declared total, a full page means there may be more.
-    const more = page.total === undefined ? page.plates.length === wanted : offset + plates.length < page.total;
-    if (page.plates.length === 0 || !more || (limit !== undefined && plates.length >= limit)) return { plates, total: page.total ?? offset + plates.length };
+    const more = total === undefined ? got.length === wanted : offset + plates.length < total;
+    if (!more || (limit !== undefined && plates.length >= limit)) break;
   }
+  return { plates, total: total ?? offset + plates.length };
 }
 
-async function queryPage(client: DeviceClient, group: string, resultOffset: number, maxResult: number, signal?: AbortSignal): Promise<{ plates: PlateRecord[]; total?: number }> {
+function repeatedPage(resultOffset: number, previousOffset: number): IpcamError {
+  return new IpcamError(
+    'EDEVICE',
+    `The device answered resultOffset ${resultOffset} with the plates it sent for resultOffset ${previousOffset}: it ignores resultOffset, so its plate list cannot be read page by page`,
+  );
+}
+
+function tooManyPages(maxPages: number): IpcamError {
+  const why = maxPages === MAX_PAGES ? `${MAX_PLATES} plates, more than any plate library holds` : `the most this read allows`;
+  return new IpcamError('EDEVICE', `The device sent ${maxPages} pages of plates (${why}) without reaching the end: it ignores resultOffset or sends too many pages`);
+}
+
+async function queryPage(client: DeviceClient, group: string, resultOffset: number, maxResult: number, first: boolean, signal?: AbortSignal): Promise<{ plates: PlateRecord[]; total?: number }> {
   const body = buildDocument(PLATE_VERSION, [
     xml.el('searchFilter', [xml.uint('maxResult', maxResult), xml.uint('resultOffset', resultOffset), xml.str('groupId', group)]),
   ]);
@@ -148,14 +195,21 @@ async function queryPage(client: DeviceClient, group: string, resultOffset: numb
   try {
     root = await xmlCall(client, { path: '/GetLicensePlates', body, signal });
   } catch (err) {
-    // Spec: an empty database answers errorCode 20; that is an empty list, not a failure.
-    if (err instanceof IpcamError && err.code === 'EDEVICE' && err.deviceCode === CODE_NO_RESOURCES) return { plates: [], total: 0 };
+    // Spec: an empty database answers errorCode 20; that is an empty list, not a failure. After
+    // the first page it only says there is nothing more, not that the group is empty.
+    if (err instanceof IpcamError && err.code === 'EDEVICE' && err.deviceCode === CODE_NO_RESOURCES) return first ? { plates: [], total: 0 } : { plates: [] };
     throw err;
   }
   const list = child(root, 'licensePlates');
   const plates = items(list).map(toRecord);
-  const declared = list?.attrs['total'];
-  return declared !== undefined && /^\d+$/.test(declared) ? { plates, total: Number(declared) } : { plates };
+  return { plates, ...declaredTotal(list?.attrs['total']) };
+}
+
+/** A `total` within what a device can hold; anything else (absent, `4294967295`) declares nothing. */
+function declaredTotal(text: string | undefined): { total?: number } {
+  if (text === undefined || !/^\d{1,10}$/.test(text.trim())) return {};
+  const total = Number(text.trim());
+  return total <= MAX_PLATES ? { total } : {};
 }
 
 function toRecord(item: XmlElement): PlateRecord {
