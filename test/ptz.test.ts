@@ -310,6 +310,17 @@ describe('PTZ (lib) against the simulator', function () {
       assert.equal(sim.state.requestCount, count, 'something was sent after close');
     });
 
+    it('close while the move is on its way still stops the camera once the move has landed', async function () {
+      // The move reaches the camera 150 ms late; the node closes before its answer.
+      sim.inject({ kind: 'slow', delay: 150, path: '/PtzControl', times: 1 });
+      const m = new PtzMover(client);
+      const moving = m.move({ action: 'Left', speed: 5 }).catch(() => undefined);
+      await waitFor('the move sent', () => sim.state.requestCount > 0);
+      await m.close(newClient());
+      await moving;
+      await waitFor('the camera stopped', () => !sim.state.ptz.channel(1).moving && stops(1).length === 1, 2000);
+    });
+
     it('close sends nothing when the camera was not moving', async function () {
       const idle = new PtzMover(client);
       await idle.close();

@@ -1,6 +1,6 @@
 import { inputError } from '../errors';
 import type { DeviceClient } from '../transport/client';
-import { checkDuration, TimedMoves } from '../xml/ptz-mover';
+import { checkDuration, TimedMoves } from '../timed-moves';
 import { buildCgiPath, type CgiValue } from './codec';
 
 export const CGI_MOVES = ['home', 'up', 'down', 'left', 'right', 'upleft', 'upright', 'downleft', 'downright', 'stop', 'reset'] as const;
@@ -124,14 +124,14 @@ export class CgiPtzMover extends TimedMoves {
       return command;
     }
     const key = command.stream === undefined ? '' : String(command.stream);
-    this.cancelPendingStop(key);
-    await this.client.request({ path: cgiPtzPath(command), signal });
     const stopPath = cgiPtzPath({ action: 'move', move: 'stop', ...(command.stream !== undefined && { stream: command.stream }) });
     const leftMoving = command.action === 'move' && command.continuous === true;
-    const stop = async (via: DeviceClient): Promise<void> => {
-      await via.request({ path: stopPath });
-    };
-    this.settle(key, leftMoving ? stop : undefined, timed ? duration : 0);
+    const stop = leftMoving
+      ? async (via: DeviceClient): Promise<void> => {
+          await via.request({ path: stopPath });
+        }
+      : undefined;
+    await this.command(key, stop, timed ? duration : 0, () => this.client.request({ path: cgiPtzPath(command), signal }));
     return command;
   }
 }
