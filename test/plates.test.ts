@@ -728,6 +728,8 @@ describe('plates and vehicle config against the simulator', function () {
       { what: 'query: offset beyond the largest plate library', run: (c) => queryPlates(c, { offset: MAX_PLATES + 1 }) },
       { what: 'query: limit beyond the largest plate library', run: (c) => queryPlates(c, { limit: MAX_PLATES + 1 }) },
       { what: 'sync: more plates than any device holds', run: (c) => syncPlates(c, plateNames(1, MAX_PLATES + 1)) },
+      { what: 'add: more plates than any device holds', run: (c) => addPlates(c, plateNames(1, MAX_PLATES + 1)) },
+      { what: 'delete: more plates than any device holds', run: (c) => deletePlates(c, plateNames(1, MAX_PLATES + 1)) },
       ...[-1, 101, 50.5, '50'].map((s) => ({ what: `vehicle: sensitivity ${JSON.stringify(s)}`, run: (c: DeviceClient) => setVehicleConfig(c, { sensitivity: s }) })),
       { what: 'vehicle: zone x1 = x2', run: (c) => setVehicleConfig(c, { zone: { x1: 10, y1: 0, x2: 10, y2: 5 } }) },
       { what: 'vehicle: zone x1 > x2', run: (c) => setVehicleConfig(c, { zone: { x1: 20, y1: 0, x2: 10, y2: 5 } }) },

@@ -70,9 +70,17 @@ function given(value: unknown): boolean {
 }
 
 /** A list of plates (or one plate): every entry checked before anything is sent. */
+/**
+ * Most plates a device is taken to hold: above the plate library of any device seen (tens of
+ * thousands). It bounds a whole read and every list sent: a device that sends more is not read
+ * to the end, and a longer list is refused before anything is sent.
+ */
+export const MAX_PLATES = 100_000;
+
 export function checkPlateList(value: unknown, group?: unknown): CheckedPlate[] {
   const list = Array.isArray(value) ? value : [value];
   if (list.length === 0) throw inputError('The plate list is empty');
+  if (list.length > MAX_PLATES) throw inputError(`The plate list has ${list.length} plates; no device holds more than ${MAX_PLATES}`);
   return list.map((entry) => checkPlate(entry, group));
 }
 

@@ -3,7 +3,7 @@ import type { DeviceClient } from '../transport/client';
 import { xmlCall } from './call';
 import { buildDocument, child, items, xml, type XmlElement, type XmlNode } from './codec';
 import { deviceErrorText } from './device-errors';
-import { checkGroup, checkPlate, checkPlateList, hasDetails, type CheckedPlate, type PlateInput } from './plate-input';
+import { checkGroup, checkPlate, checkPlateList, hasDetails, MAX_PLATES, type CheckedPlate, type PlateInput } from './plate-input';
 
 /** A plate as the device stores it. */
 export interface PlateRecord {
@@ -126,11 +126,7 @@ function failed(plate: CheckedPlate, errorCode: number, error: string): PlateRes
   return { plate: plate.plate, group: plate.group, ok: false, errorCode, error };
 }
 
-/**
- * Most plates a device is taken to hold: above the plate library of any device seen (tens of
- * thousands). It bounds a whole read: a device that sends more is not read to the end.
- */
-export const MAX_PLATES = 100_000;
+export { MAX_PLATES } from './plate-input';
 /** Pages a whole read may take (the cap that ends paging against a device that never ends it). */
 export const MAX_PAGES = Math.ceil(MAX_PLATES / QUERY_PAGE);
 
