@@ -104,6 +104,11 @@ export class StreamSupervisor {
     return this.state;
   }
 
+  /** The stream's path without the query, for messages. */
+  private get target(): string {
+    return this.opts.path.split('?')[0] as string;
+  }
+
   /** Opens the stream; after a refused password it tries again at once (the user asked for it). */
   start(): void {
     if (this.state !== 'stopped' && this.state !== 'unsupported' && this.state !== 'auth-failed') return;
@@ -164,7 +169,7 @@ export class StreamSupervisor {
       this.scheduleFlush(parser);
     }
     parser.flush();
-    throw new IpcamError('ECONN', 'The device ended the stream');
+    throw new IpcamError('ECONN', `${this.opts.client.label} ended the stream ${this.target}`);
   }
 
   /** Armed by the first byte: a device that has not begun sending may be quiet by nature. */
@@ -174,7 +179,7 @@ export class StreamSupervisor {
     if (this.stallTimer) return void this.stallTimer.refresh();
     this.stallTimer = setTimeout(() => {
       this.stallTimer = undefined;
-      stream.body.destroy(new IpcamError('ETIMEOUT', `No data from ${this.opts.client.label} (GET ${this.opts.path.split('?')[0]}) for ${timeout / 1000} s: the stream stalled`));
+      stream.body.destroy(new IpcamError('ETIMEOUT', `No data from ${this.opts.client.label} (GET ${this.target}) for ${timeout / 1000} s: the stream stalled`));
     }, timeout);
   }
 
@@ -196,9 +201,9 @@ export class StreamSupervisor {
     if (signal.aborted || this.state === 'stopped') return;
     // A stall (body timeout) or a reset while reading comes straight from undici.
     const client = this.opts.client;
-    const error = transportError(err, { target: `${client.label} (GET ${this.opts.path.split('?')[0]})`, secrets: [client.options.password] });
+    const error = transportError(err, { target: `${client.label} (GET ${this.target})`, secrets: [client.options.password] });
     if (error.code === 'EHTTP' && (error.status === 400 || error.status === 404)) {
-      const unsupported = new IpcamError('EHTTP', `The stream ${this.opts.path.split('?')[0]} is not supported by this device (${client.label}, HTTP ${error.status})`, { status: error.status });
+      const unsupported = new IpcamError('EHTTP', `The stream ${this.target} is not supported by this device (${client.label}, HTTP ${error.status})`, { status: error.status });
       this.setState('unsupported', { error: unsupported });
       this.report(unsupported, 'unsupported');
       return;
