@@ -1,5 +1,5 @@
 import { IpcamError, inputError } from '../lib/errors';
-import { detectionPath, parseIdList, parseLevels, type DetectionLevel, type DetectionType } from '../lib/cgi/io';
+import { DETECTION_STALL_TIMEOUT, detectionPath, parseIdList, parseLevels, type DetectionLevel, type DetectionType } from '../lib/cgi/io';
 import { MultipartParser, boundaryOf } from '../lib/stream/multipart';
 import { handleInput } from './action';
 import type { Node, NodeAPI, NodeDef, NodeMessage } from './red';
@@ -65,6 +65,7 @@ export = function register(RED: NodeAPI): void {
         // 'alarm 100 12:34:56' at most: 'triggered' would push the clock past 19 characters.
         control?.showEvent(`${top.triggered ? 'alarm' : 'level'} ${top.level} ${clockNow()}`);
       },
+      { stallTimeout: DETECTION_STALL_TIMEOUT },
     );
     if (!control) return;
     control.start();

@@ -1,7 +1,9 @@
-import { checkIo, ioMonitorPath, parseIdList, parseIoLines, type IoKind } from '../lib/cgi/io';
+import { IoEdgeTracker, checkIo, ioMonitorPath, parseIdList, parseIoLines, type IoKind, type IoReport } from '../lib/cgi/io';
+import { IpcamError } from '../lib/errors';
+import { FailureThrottle } from '../lib/stream/supervisor';
 import type { DeviceConfigNode } from './device-config';
 import type { Node, NodeAPI, NodeDef } from './red';
-import { clockNow, handleCommands, superviseStream } from './stream-node';
+import { clockNow, handleCommands, reportStreamFailure, superviseStream } from './stream-node';
 
 interface InputMonitorDef extends NodeDef {
   device?: string;
@@ -14,6 +16,41 @@ export = function register(RED: NodeAPI): void {
     RED.nodes.createNode(this, def);
     const kind = (def.kind || 'input') as IoKind;
     let ports: number[] = [];
+    const tracker = new IoEdgeTracker();
+    const readFailures = new FailureThrottle();
+    let reading: AbortController | undefined;
+    const deviceClient = () => (RED.nodes.getNode(def.device ?? '') as DeviceConfigNode).getClient();
+
+    const emit = (reports: IoReport[]): void => {
+      for (const { state, resync } of reports) {
+        this.send({ topic: `${kind}${state.port}`, payload: state, resync });
+        control?.showEvent(`IO${state.port} ${state.active ? 'on' : 'off'} ${clockNow()}`);
+      }
+    };
+
+    /** On every (re)connect: what changed while the stream was down (and the first states). */
+    const resync = (): void => {
+      const controller = new AbortController();
+      reading = controller;
+      const signal = controller.signal;
+      tracker
+        .resync(() => checkIo(deviceClient(), kind, tracker.portsToRead(ports), signal), signal)
+        .then(
+          (reports) => {
+            readFailures.rearm();
+            emit(reports);
+          },
+          (err: unknown) => {
+            if (signal.aborted) return;
+            const error = err instanceof IpcamError ? err : new IpcamError('EPARSE', String(err));
+            if (readFailures.admit(error)) reportStreamFailure(this, error, { state: 'resync' });
+          },
+        )
+        .finally(() => {
+          if (reading === controller) reading = undefined;
+        });
+    };
+
     const control = superviseStream(
       RED,
       this,
@@ -22,20 +59,25 @@ export = function register(RED: NodeAPI): void {
         ports = parseIdList(def.ports, 'Ports');
         return ioMonitorPath(kind, ports);
       },
-      (part) => {
-        for (const state of parseIoLines(part.body.toString('latin1'))) {
-          this.send({ topic: `${kind}${state.port}`, payload: state });
-          control?.showEvent(`IO${state.port} ${state.active ? 'on' : 'off'} ${clockNow()}`);
-        }
+      (part) => emit(tracker.fromStream(parseIoLines(part.body.toString('latin1')))),
+      {
+        onState: (state) => {
+          // A read of an older connection is no use: the next connect reads again.
+          reading?.abort();
+          if (state === 'connected') resync();
+        },
       },
     );
     if (!control) return;
+    this.on('close', (_removed, done) => {
+      reading?.abort();
+      done();
+    });
     control.start();
 
     handleCommands(this, control, {
       check: async (msg, send) => {
-        const device = RED.nodes.getNode(def.device ?? '') as DeviceConfigNode;
-        const states = await checkIo(device.getClient(), kind, ports.length > 0 ? ports : [1]);
+        const states = await checkIo(deviceClient(), kind, ports.length > 0 ? ports : [1]);
         for (const state of states) send({ ...msg, topic: `${kind}${state.port}`, payload: state });
       },
     });

@@ -35,10 +35,19 @@ export function handleCommands(node: Node, control: StreamNodeControl, extra: Ex
   });
 }
 
+/** What a stream node adds to the shared stream handling. */
+export interface StreamNodeOptions {
+  /** See SupervisorOptions.stallTimeout: only for streams that send periodic data. */
+  stallTimeout?: number;
+  /** Every state change of the stream, after the status shows it. */
+  onState?(state: StreamState): void;
+}
+
 /**
  * The connection side every stream node shares: a supervised stream per node, its state in the
- * status, `start`/`stop`, and release of everything on close. Returns undefined (with a red
- * status and an error) when the device setting is unusable.
+ * status, each kind of failure once to `node.error` (a Catch node gets it), `start`/`stop`, and
+ * release of everything on close. Returns undefined (with a red status and an error) when the
+ * device setting is unusable.
  */
 export function superviseStream(
   RED: NodeAPI,
@@ -46,6 +55,7 @@ export function superviseStream(
   deviceId: string | undefined,
   path: (client: DeviceClient) => string,
   onPart: (part: MultipartPart) => void,
+  options: StreamNodeOptions = {},
 ): StreamNodeControl | undefined {
   let client: DeviceClient;
   let target: string;
@@ -64,8 +74,13 @@ export function superviseStream(
     client,
     path: target,
     onPart,
-    onState: (state, info) => node.status(stateStatus(state, info)),
+    onState: (state, info) => {
+      node.status(stateStatus(state, info));
+      options.onState?.(state);
+    },
     onWarning: (text) => node.warn(text),
+    onError: (error, state) => reportStreamFailure(node, error, { state }),
+    ...(options.stallTimeout !== undefined && { stallTimeout: options.stallTimeout }),
   });
   const release = device.registerUser(node.id);
   node.on('close', (_removed, done) => {
@@ -81,6 +96,14 @@ export function superviseStream(
     stop: () => supervisor.stop(),
     showEvent: (text) => node.status({ fill: 'green', shape: 'dot', text: text.slice(0, 19) }),
   };
+}
+
+/**
+ * A failure of the stream itself (no input message caused it) as an error a Catch node gets:
+ * `msg.error` holds the code, `msg.payload` what the node was doing.
+ */
+export function reportStreamFailure(node: Node, error: IpcamError, payload: Record<string, unknown>): void {
+  node.error(error, { payload, error: error.toJSON() });
 }
 
 function stateStatus(state: StreamState, info: StreamStateInfo): NodeStatus {

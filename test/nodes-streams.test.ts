@@ -12,6 +12,7 @@ import {
   SocketTracker,
   TAB,
   activeHandles,
+  closedPort,
   connectionsOf,
   deviceCredentials,
   deviceDef,
@@ -89,10 +90,10 @@ function detectionDef(id: string, settings: Record<string, unknown> = {}): FlowN
 }
 
 /** A tab with the device, the nodes (each wired to helper `out-<id>`) and a Catch node wired to `caught`. */
-function streamFlow(sim: Simulator, nodes: FlowNode[]): FlowNode[] {
+function streamFlow(sim: Simulator | { port: number }, nodes: FlowNode[], device: Record<string, unknown> = {}): FlowNode[] {
   return [
     { id: TAB, type: 'tab', label: 'streams' },
-    deviceDef(sim, { auth: 'basic' }),
+    deviceDef(sim, { auth: 'basic', ...device }),
     ...nodes.flatMap((n, i): FlowNode[] => [
       { ...n, z: TAB, x: 100, y: 100 + 60 * i, wires: [[`out-${n.id}`]] },
       { id: `out-${n.id}`, type: 'helper', z: TAB, x: 300, y: 100 + 60 * i, wires: [] },
@@ -149,8 +150,8 @@ describe('stream nodes: ipcam-input-monitor and ipcam-detection-stream', functio
   });
 
   /** Deploys the nodes and returns the messages each sends (by node id) and those the Catch node got. */
-  async function deploy(nodes: FlowNode[]): Promise<{ out: Record<string, NodeMessage[]>; caught: NodeMessage[] }> {
-    await helper.load(NODES, streamFlow(sim, nodes), deviceCredentials(SIM_PASSWORD));
+  async function deploy(nodes: FlowNode[], device: { settings?: Record<string, unknown>; password?: string; at?: { port: number } } = {}): Promise<{ out: Record<string, NodeMessage[]>; caught: NodeMessage[] }> {
+    await helper.load(NODES, streamFlow(device.at ?? sim, nodes, device.settings), deviceCredentials(device.password ?? SIM_PASSWORD));
     const out: Record<string, NodeMessage[]> = {};
     for (const n of nodes) out[n.id] = collect(`out-${n.id}`);
     return { out, caught: collect('caught') };
@@ -158,6 +159,11 @@ describe('stream nodes: ipcam-input-monitor and ipcam-detection-stream', functio
 
   function requestsTo(path: string): number {
     return sim.state.requests.filter((r) => r.path === path && r.auth !== 'rejected').length;
+  }
+
+  /** Monitor streams opened (the state reads after each connect are `check` requests). */
+  function monitorRequests(path: string): number {
+    return sim.state.requests.filter((r) => r.path === path && r.auth !== 'rejected' && r.query.some(([k]) => k === 'monitor')).length;
   }
 
   /** Sends `payload` to a node and waits until it has called done(); resolves with the error given to done, if any. */
@@ -252,7 +258,7 @@ describe('stream nodes: ipcam-input-monitor and ipcam-detection-stream', functio
           ['input2', { port: 2, active: true, edge: null }, 'cmd-check'],
         ],
       );
-      assert.deepEqual(sim.state.requests.find((r) => r.query.some(([k]) => k === 'check'))?.query, [['check', '1,2']]);
+      assert.deepEqual(sim.state.requests.findLast((r) => r.query.some(([k]) => k === 'check'))?.query, [['check', '1,2']]);
     });
 
     it("'stop' closes the stream and 'start' opens it again", async function () {
@@ -268,20 +274,21 @@ describe('stream nodes: ipcam-input-monitor and ipcam-detection-stream', functio
       assert.equal(msgs.length, 2);
 
       assert.equal(await command('mon', 'start'), undefined);
-      await waitFor('the states after start', () => msgs.length >= 4);
+      // What changed while stopped, found when the stream opened again; port 2 did not change.
+      await waitFor('the change found on start', () => msgs.length >= 3);
       sim.state.io.setInput(1, false);
-      await waitFor('the change', () => msgs.length >= 5);
+      await waitFor('the change', () => msgs.length >= 4);
+      await sleep(300);
       assert.deepEqual(
-        msgs.map((m) => m.payload),
+        msgs.map((m) => [m.payload, m['resync']]),
         [
-          { port: 1, active: false, edge: null },
-          { port: 2, active: false, edge: null },
-          { port: 1, active: true, edge: null },
-          { port: 2, active: false, edge: null },
-          { port: 1, active: false, edge: 'falling' },
+          [{ port: 1, active: false, edge: null }, true],
+          [{ port: 2, active: false, edge: null }, true],
+          [{ port: 1, active: true, edge: 'rising' }, true],
+          [{ port: 1, active: false, edge: 'falling' }, false],
         ],
       );
-      assert.equal(requestsTo(INPUT), 2);
+      assert.equal(monitorRequests(INPUT), 2);
       assertShortTexts('mon');
     });
 
@@ -301,7 +308,7 @@ describe('stream nodes: ipcam-input-monitor and ipcam-detection-stream', functio
           ['output1', { port: 1, active: false, edge: 'falling' }],
         ],
       );
-      assert.equal(requestsTo('/cgi-bin/admin/output'), 1);
+      assert.equal(monitorRequests('/cgi-bin/admin/output'), 1);
       const before = msgs.length;
       assert.equal(await command('mon', 'check'), undefined);
       await waitFor('the answer to check', () => msgs.length > before);
@@ -320,6 +327,207 @@ describe('stream nodes: ipcam-input-monitor and ipcam-detection-stream', functio
       assert.equal(err['code'], 'EINPUT');
       await waitFor('the Catch node', () => caught.length >= 1);
       assertInputError(caught[0], 'mon');
+    });
+  });
+
+  describe('ipcam-input-monitor: quiet streams and lost edges', function () {
+    /** The messages of a monitor as [topic, payload, resync]. */
+    function seen(msgs: NodeMessage[]): unknown[] {
+      return msgs.map((m) => [m.topic, m.payload, m['resync']]);
+    }
+
+    it('keeps a quiet stream as ONE connection for longer than every timeout (33 s)', async function () {
+      this.timeout(60_000);
+      const accepted = new SocketTracker();
+      sockets = accepted;
+      sim.state.io.style = { ...sim.state.io.style, quiet: true };
+      // A 200 ms device timeout; the stall timeout streams had before was 30 s.
+      const { out, caught } = await deploy([monitorDef('mon', { ports: '1,2' })], { settings: { timeout: '200' } });
+      const msgs = out['mon'] as NodeMessage[];
+      await waitFor('the first states', () => msgs.length >= 2);
+      await sleep(33_000);
+      assert.equal(monitorRequests(INPUT), 1, 'the stream was reopened');
+      assert.equal(accepted.acceptedOn(sim.port).filter((s) => !s.destroyed).length >= 1, true);
+      assert.equal(sim.state.io.openStreams, 1);
+      assert.ok(!statusTexts('mon').some((t) => t.startsWith('retry')), statusTexts('mon').join(', '));
+      assert.deepEqual(caught, []);
+      sim.state.io.setInput(1, true);
+      await waitFor('the change', () => msgs.length >= 3);
+      assert.deepEqual(seen(msgs), [
+        ['input1', { port: 1, active: false, edge: null }, true],
+        ['input2', { port: 2, active: false, edge: null }, true],
+        ['input1', { port: 1, active: true, edge: 'rising' }, false],
+      ]);
+      assert.equal(monitorRequests(INPUT), 1);
+    });
+
+    for (const quiet of [false, true]) {
+      const device = quiet ? 'a quiet device (the state read alone)' : 'a device that sends its states on connect (and the state read)';
+      it(`reports the first states once, with edge null (${device})`, async function () {
+        sim.state.io.style = { ...sim.state.io.style, quiet };
+        sim.state.io.setInput(2, true);
+        const { out } = await deploy([monitorDef('mon', { ports: '1,2' })]);
+        const msgs = out['mon'] as NodeMessage[];
+        await waitFor('the first states', () => msgs.length >= 2);
+        await sleep(500);
+        assert.deepEqual(seen(msgs), [
+          ['input1', { port: 1, active: false, edge: null }, true],
+          ['input2', { port: 2, active: true, edge: null }, true],
+        ]);
+        const checks = sim.state.requests.filter((r) => r.path === INPUT && r.rawQuery === 'check=1%2C2');
+        assert.equal(checks.length, 1, 'one state read on connect');
+      });
+
+      it(`after a reconnect reports what changed while down, nothing twice (${device})`, async function () {
+        sim.state.io.style = { ...sim.state.io.style, quiet };
+        const { out } = await deploy([monitorDef('mon', { ports: '1,2' })]);
+        const msgs = out['mon'] as NodeMessage[];
+        await waitFor('the first states', () => msgs.length >= 2);
+        await sleep(300);
+        sim.state.io.setInput(2, true);
+        await waitFor('a live change', () => msgs.length >= 3);
+
+        sim.state.io.streamFault('drop');
+        await waitFor('the stream to be down', () => sim.state.io.openStreams === 0);
+        // While down (the retry waits 1 s): input 1 pulses, input 2 falls and stays so.
+        sim.state.io.setInput(1, true);
+        sim.state.io.setInput(1, false);
+        sim.state.io.setInput(2, false);
+        await waitFor('the reconnect', () => monitorRequests(INPUT) === 2 && sim.state.io.openStreams === 1);
+        await waitFor('the change found', () => msgs.length >= 4);
+        await sleep(500);
+        sim.state.io.setInput(1, true);
+        await waitFor('a live change after', () => msgs.length >= 5);
+        await sleep(300);
+        assert.deepEqual(seen(msgs), [
+          ['input1', { port: 1, active: false, edge: null }, true],
+          ['input2', { port: 2, active: false, edge: null }, true],
+          ['input2', { port: 2, active: true, edge: 'rising' }, false],
+          // The pulse of input 1 ended where it began: no trace; input 2's fall is found.
+          ['input2', { port: 2, active: false, edge: 'falling' }, true],
+          ['input1', { port: 1, active: true, edge: 'rising' }, false],
+        ]);
+        assert.equal(sim.state.requests.filter((r) => r.path === INPUT && r.query.some(([k]) => k === 'check')).length, 2, 'a state read per connect');
+      });
+    }
+
+    it('reads the ports it has seen when Ports is blank', async function () {
+      const { out } = await deploy([monitorDef('mon')]);
+      const msgs = out['mon'] as NodeMessage[];
+      await waitFor('the first states', () => msgs.length >= 2);
+      sim.state.io.streamFault('drop');
+      await waitFor('the reconnect', () => monitorRequests(INPUT) === 2);
+      await waitFor('the second state read', () => sim.state.requests.filter((r) => r.query.some(([k]) => k === 'check')).length === 2);
+      const reads = sim.state.requests.filter((r) => r.query.some(([k]) => k === 'check')).map((r) => r.query);
+      // The first read may go out before the device's state parts have come in.
+      assert.ok([JSON.stringify([['check', '1']]), JSON.stringify([['check', '1,2']])].includes(JSON.stringify(reads[0])), JSON.stringify(reads));
+      assert.deepEqual(reads[1], [['check', '1,2']]);
+      await sleep(300);
+      assert.equal(msgs.length, 2, 'nothing changed: nothing more');
+    });
+
+    it('gives nothing for state parts that repeat the known state', async function () {
+      const { out } = await deploy([monitorDef('mon')]);
+      const msgs = out['mon'] as NodeMessage[];
+      await waitFor('the first states', () => msgs.length >= 2);
+      sim.state.io.setInput(1, true);
+      await waitFor('the change', () => msgs.length >= 3);
+      for (let i = 0; i < 5; i++) sim.state.io.sendStates();
+      await sleep(300);
+      // A state part that differs from what was reported is a change found (a device that repeats its states).
+      sim.state.io.inputs.set(2, true);
+      sim.state.io.sendStates();
+      await waitFor('the change found', () => msgs.length >= 4);
+      await sleep(300);
+      assert.deepEqual(seen(msgs), [
+        ['input1', { port: 1, active: false, edge: null }, true],
+        ['input2', { port: 2, active: false, edge: null }, true],
+        ['input1', { port: 1, active: true, edge: 'rising' }, false],
+        ['input2', { port: 2, active: true, edge: 'rising' }, true],
+      ]);
+    });
+
+    it('a failed state read reaches the Catch node once; the stream goes on', async function () {
+      // A device without input 1: the monitor of all ports works, the read of port 1 is a 400.
+      sim.state.io.inputs.delete(1);
+      sim.state.io.style = { ...sim.state.io.style, quiet: true };
+      const { out, caught } = await deploy([monitorDef('mon')]);
+      const msgs = out['mon'] as NodeMessage[];
+      await waitFor('the Catch node', () => caught.length >= 1);
+      sim.state.io.streamFault('drop');
+      await waitFor('the second state read', () => sim.state.requests.filter((r) => r.query.some(([k]) => k === 'check')).length === 2);
+      await sleep(300);
+      // The drop is a failure of its own (state retrying); the failed read is not reported twice.
+      const reads = caught.filter((m) => isRecord(m.payload) && m.payload['state'] === 'resync');
+      assert.equal(reads.length, 1, 'the same failure is not reported twice');
+      const [msg] = reads;
+      assert.ok(msg && isRecord(msg['_error']) && isRecord(msg.payload));
+      assert.equal(msg['_error']['code'], 'EHTTP');
+      assert.equal(msg.payload['state'], 'resync');
+      sim.state.io.setInput(2, true);
+      await waitFor('the change', () => msgs.length >= 1);
+      assert.deepEqual(seen(msgs), [['input2', { port: 2, active: true, edge: 'rising' }, false]]);
+    });
+  });
+
+  describe('stream failures reach a Catch node', function () {
+    /** The codes of what the Catch node got, with the stream state in msg.payload. */
+    function failures(caught: NodeMessage[]): unknown[] {
+      return caught.map((m) => [isRecord(m['_error']) ? m['_error']['code'] : undefined, isRecord(m.payload) ? m.payload['state'] : undefined]);
+    }
+
+    it('a refused connection: once, not once per retry', async function () {
+      this.timeout(20_000);
+      const port = await closedPort();
+      const { caught } = await deploy([monitorDef('mon'), detectionDef('det')], { at: { port } });
+      await waitFor('the second retry of both', () => statusTexts('mon').some((t) => t.startsWith('retry 2')) && statusTexts('det').some((t) => t.startsWith('retry 2')));
+      await sleep(200);
+      assert.deepEqual(failures(caught).sort(), [
+        ['ECONN', 'retrying'],
+        ['ECONN', 'retrying'],
+      ]);
+      for (const msg of caught) {
+        assert.ok(isRecord(msg['error']) && isRecord(msg['error']['source']));
+        assert.match(String(msg['error']['message']), /Connection refused/);
+      }
+      assert.deepEqual(caught.map((m) => (isRecord(m['error']) && isRecord(m['error']['source']) ? m['error']['source']['id'] : '')).sort(), ['det', 'mon']);
+    });
+
+    it("a refused password: once, however often 'start' tries again; 'start' tries at once", async function () {
+      const { caught } = await deploy([monitorDef('mon')], { password: 'wrong' });
+      await waitFor('auth failed', () => statusTexts('mon').includes('auth failed, 5 min'));
+      const asked = sim.state.requests.filter((r) => r.path === INPUT).length;
+      for (let i = 0; i < 3; i++) {
+        const before = logOf('mon').statuses.filter((s) => s.text === 'auth failed, 5 min').length;
+        assert.equal(await command('mon', 'start'), undefined);
+        await waitFor(`auth failed after start ${i + 1}`, () => logOf('mon').statuses.filter((s) => s.text === 'auth failed, 5 min').length > before);
+      }
+      assert.ok(sim.state.requests.filter((r) => r.path === INPUT).length > asked, 'start asked the device again');
+      await sleep(200);
+      assert.deepEqual(failures(caught), [['EAUTH', 'auth-failed']]);
+      // The password appears nowhere in what the Catch node got.
+      assert.ok(!JSON.stringify(caught).includes('wrong'));
+    });
+
+    it("'start' after an auth failure connects at once when the device accepts again", async function () {
+      sim.inject({ kind: 'status', status: 401, path: INPUT });
+      const { out, caught } = await deploy([monitorDef('mon')]);
+      await waitFor('auth failed', () => statusTexts('mon').includes('auth failed, 5 min'));
+      sim.clearFaults();
+      assert.equal(await command('mon', 'start'), undefined);
+      await waitFor('connected', () => lastStatus('mon').text === 'connected' || (out['mon']?.length ?? 0) >= 2);
+      await waitFor('the first states', () => (out['mon']?.length ?? 0) >= 2);
+      assert.deepEqual(failures(caught), [['EAUTH', 'auth-failed']]);
+    });
+
+    it('a stream the device does not support: once', async function () {
+      const { caught } = await deploy([monitorDef('mon', { kind: 'output', ports: '9' })]);
+      await waitFor('not supported', () => statusTexts('mon').includes('not supported'));
+      await waitFor('the Catch node', () => caught.length >= 1);
+      assert.equal(await command('mon', 'start'), undefined);
+      await waitFor('not supported again', () => statusTexts('mon').filter((t) => t === 'not supported').length >= 2);
+      await sleep(200);
+      assert.deepEqual(failures(caught), [['EHTTP', 'unsupported']]);
     });
   });
 
@@ -557,6 +765,10 @@ describe('stream nodes: ipcam-input-monitor and ipcam-detection-stream', functio
       await waitFor('20 streams', () => sim.state.io.openStreams === 20);
       await helper.unload();
       await waitFor('no stream', () => sim.state.io.openStreams === 0);
+      await tracker.acceptedClosed(sim.port);
+      // The input monitors' state reads go on the device's pool: a connection it was still opening
+      // when the device node closed reaches the simulator a moment later, and closes then.
+      for (const end = Date.now() + 15_000; (await connectionsOf(server)) > 0 && Date.now() < end; ) await sleep(5);
       await tracker.acceptedClosed(sim.port);
       const before = { handles: activeHandles().map(handleName).sort(), timers: timers(), listeners: listeners() };
 

@@ -1,6 +1,9 @@
 import { strict as assert } from 'node:assert';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
-import { Socket } from 'node:net';
+import { once } from 'node:events';
+import { createServer, Socket, type AddressInfo } from 'node:net';
+import { spawnSync } from 'node:child_process';
+import { get as httpGet } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { checkIo, detectionPath, ioMonitorPath } from '../lib/cgi/io';
 import { startSimulator, type Simulator, type StreamStyle } from '../lib/simulator';
@@ -60,6 +63,15 @@ class AcceptedSockets {
   stop(): void {
     unsubscribe('net.server.socket', this.listener);
   }
+}
+
+/** A TCP port nobody listens on (bound, then released). */
+async function closedPort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
 }
 
 function activeHandles(): unknown[] {
@@ -359,6 +371,244 @@ describe('StreamSupervisor against the simulator', function () {
     }
   });
 
+  describe('quiet streams', function () {
+    it('keeps a quiet input stream as ONE connection, longer than every timeout set', async function () {
+      const accepted = new AcceptedSockets(sim.port);
+      // Connect and header timeouts of 100 ms, a stable time of 50 ms, retries after 10 ms: none may end a quiet stream.
+      const quick = new DeviceClient({ host: sim.host, port: sim.port, username: SIM_USER, password: SIM_PASSWORD, auth: 'basic', timeout: 100 });
+      try {
+        sim.state.io.style = { ...sim.state.io.style, quiet: true };
+        const { rec } = supervise(ioMonitorPath('input', []), { backoff: { initial: 10, stableAfter: 50 }, flushDelay: 5 }, quick);
+        await waitFor('connected', () => rec.count('connected') >= 1);
+        await sleep(1500);
+        assert.deepEqual(rec.names, ['connecting', 'connected']);
+        assert.equal(accepted.count, 1);
+        assert.equal(requestsTo(INPUT), 1);
+        // Still live: a change comes through on the same connection.
+        sim.state.io.setInput(2, true);
+        await waitFor('the change', () => rec.io.length >= 1);
+        assert.deepEqual(rec.io, ['IO2:/']);
+        assert.equal(accepted.count, 1);
+      } finally {
+        accepted.stop();
+        await quick.close();
+      }
+    });
+
+    it('has no stall timeout unless given one, even on a half-open stream (the device side stays up)', async function () {
+      const accepted = new AcceptedSockets(sim.port);
+      try {
+        const { rec } = supervise(ioMonitorPath('input', []));
+        await connectedWith(rec, ['IO1:L', 'IO2:L']);
+        sim.state.io.streamFault('stall');
+        await sleep(300);
+        assert.deepEqual(rec.names, ['connecting', 'connected']);
+        assert.equal(accepted.count, 1);
+      } finally {
+        accepted.stop();
+      }
+    });
+
+    it('arms the stall timeout with the first byte: a late first byte is no stall', async function () {
+      sim.state.io.detectionInterval = 20;
+      sim.state.io.style = { ...sim.state.io.style, firstByteDelay: 700 };
+      const { rec } = supervise(detectionPath('motion', [], false), { stallTimeout: 200 });
+      await waitFor('readings', () => rec.parts.length >= 3);
+      assert.deepEqual(rec.names, ['connecting', 'connected']);
+      assert.equal(requestsTo('/cgi-bin/admin/detection'), 1);
+      // Once begun, a silence longer than the timeout is a stall.
+      sim.state.io.streamFault('stall');
+      await waitFor('the stall', () => rec.count('retrying') >= 1);
+      assert.equal(rec.infos('retrying')[0]?.error?.code, 'ETIMEOUT');
+      assert.match(rec.infos('retrying')[0]?.error?.message ?? '', /No data from .* for 0.2 s: the stream stalled/);
+    });
+
+    it('turns TCP keepalive on for the stream socket, probing after 20 s idle (ss shows the timer)', async function () {
+      const ss = spawnSync('ss', ['-V'], { encoding: 'utf8' });
+      if (ss.error) this.skip();
+      sim.state.io.style = { ...sim.state.io.style, quiet: true };
+      const { rec } = supervise(ioMonitorPath('input', []));
+      await waitFor('connected', () => rec.count('connected') >= 1 && sim.state.io.openStreams === 1);
+      const [socket] = clientSocketsTo(sim.port);
+      assert.ok(socket?.localPort, 'the stream socket');
+      const out = spawnSync('ss', ['-tnoH', 'state', 'established', `( sport = :${socket.localPort} and dport = :${sim.port} )`], { encoding: 'utf8' }).stdout;
+      const timer = /timer:\(keepalive,(?:(\d+)min)?(?:(\d+)sec)?(?:(\d+)ms)?,/.exec(out);
+      assert.ok(timer, `no keepalive timer on the stream socket: ${out}`);
+      const seconds = Number(timer[1] ?? 0) * 60 + Number(timer[2] ?? 0) + Number(timer[3] ?? 0) / 1000;
+      // Ours is 20 s; undici alone would have left its 60 s.
+      assert.ok(seconds > 0 && seconds <= 20, `keepalive timer ${seconds} s`);
+    });
+  });
+
+  describe('answer styles', function () {
+    const initial = (style: Partial<StreamStyle>): string[] => (style.quiet ? [] : ['IO1:L', 'IO2:H']);
+    const styles: Array<[string, Partial<StreamStyle>]> = [
+      ['parts in 1-byte pieces, a tick apart', { pieceSize: 1 }],
+      ['parts in 7-byte pieces, 2 ms apart', { pieceSize: 7, pieceDelay: 2 }],
+      ['pieces with every quirk', { pieceSize: 3, lineEnding: 'lf', boundaryWithDashes: true, extraBlankLines: true, contentLength: true }],
+      ['a quiet device (no state parts)', { quiet: true }],
+      ['the first byte 500 ms after the headers', { firstByteDelay: 500 }],
+      ['a quiet device with a late first byte, in pieces', { quiet: true, firstByteDelay: 300, pieceSize: 2 }],
+    ];
+    for (const [name, style] of styles) {
+      it(`parses an I/O stream with ${name}`, async function () {
+        sim.state.io.style = { ...sim.state.io.style, ...style };
+        sim.state.io.setInput(2, true);
+        const { rec } = supervise(ioMonitorPath('input', []));
+        await waitFor('connected', () => rec.count('connected') >= 1 && sim.state.io.openStreams === 1);
+        sim.state.io.setInput(1, true);
+        sim.state.io.setInput(2, false);
+        sim.state.io.setInput(1, false);
+        const expected = [...initial(style), 'IO1:/', 'IO2:\\', 'IO1:\\'];
+        await waitFor('every part', () => rec.io.length >= expected.length);
+        await sleep(50);
+        assert.deepEqual(rec.io, expected);
+        assert.deepEqual(
+          rec.parts.map((p) => p.body.toString('latin1')),
+          expected,
+        );
+        assert.deepEqual(rec.warnings, []);
+        assert.deepEqual(rec.names, ['connecting', 'connected']);
+      });
+    }
+
+    for (const [name, style] of styles) {
+      it(`parses detection levels with ${name}`, async function () {
+        sim.state.io.detectionInterval = 30;
+        sim.state.io.style = { ...sim.state.io.style, ...style };
+        sim.state.io.setLevel('motion', 2, 55);
+        const { rec } = supervise(detectionPath('motion', [], false), { stallTimeout: 5000 });
+        await waitFor('five readings', () => rec.parts.length >= 5);
+        for (const part of rec.parts) assert.equal(part.body.toString('latin1'), style.lineEnding === 'lf' ? 'group=1;level=0;threshold=40;\ngroup=2;level=55;threshold=50;' : 'group=1;level=0;threshold=40;\r\ngroup=2;level=55;threshold=50;');
+        assert.deepEqual(rec.warnings, []);
+        assert.deepEqual(rec.names, ['connecting', 'connected']);
+      });
+    }
+
+    it('the simulator really splits the parts: the client reads them in many chunks', async function () {
+      sim.state.io.style = { ...sim.state.io.style, pieceSize: 4, pieceDelay: 2 };
+      const chunks: Buffer[] = [];
+      const req = httpGet(`${sim.url}${ioMonitorPath('input', [])}`, { auth: `${SIM_USER}:${SIM_PASSWORD}` }, (res) => res.on('data', (c: Buffer) => chunks.push(c)));
+      try {
+        await waitFor('the two state parts', () => Buffer.concat(chunks).toString('latin1').includes('IO2:L'));
+        // Two parts of some 50 bytes each: one chunk per piece, not one per part.
+        assert.ok(chunks.length >= 20, `${chunks.length} chunks`);
+        assert.ok(
+          chunks.every((c) => c.length <= 4 + 16),
+          'small chunks',
+        );
+      } finally {
+        req.destroy();
+      }
+    });
+
+    it('a half-open style stream sends what it opened with, then nothing, and stays open', async function () {
+      sim.state.io.style = { ...sim.state.io.style, halfOpen: true };
+      const { rec } = supervise(ioMonitorPath('input', []));
+      await connectedWith(rec, ['IO1:L', 'IO2:L']);
+      sim.state.io.setInput(1, true);
+      await sleep(200);
+      assert.deepEqual(rec.io, ['IO1:L', 'IO2:L']);
+      assert.equal(sim.state.io.openStreams, 1);
+      assert.deepEqual(rec.names, ['connecting', 'connected']);
+    });
+
+    it('the control API sets styles at run time and refuses bad ones', async function () {
+      const post = async (body: unknown): Promise<{ status: number; body: Record<string, unknown> }> => {
+        const res = await fetch(`${sim.url}/_sim/io`, { method: 'POST', body: JSON.stringify(body) });
+        return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+      };
+      const ok = await post({ streamStyle: { quiet: true, pieceSize: 5, firstByteDelay: 250 } });
+      assert.equal(ok.status, 200);
+      assert.deepEqual(ok.body['style'], { lineEnding: 'crlf', boundaryWithDashes: false, extraBlankLines: false, contentLength: false, pieceSize: 5, pieceDelay: 0, quiet: true, firstByteDelay: 250, halfOpen: false });
+      for (const bad of [{ pieceSize: -1 }, { firstByteDelay: 'soon' }, { quiet: 'yes' }, { lineEnding: 'cr' }, { sometimes: true }]) {
+        const answer = await post({ streamStyle: bad });
+        assert.equal(answer.status, 400, JSON.stringify(bad));
+      }
+      assert.deepEqual(sim.state.io.style, ok.body['style'], 'a refused style changes nothing');
+    });
+  });
+
+  describe('failure reports', function () {
+    function collectErrors(): { errors: Array<[string, number | undefined, StreamState]>; onError: SupervisorOptions['onError'] } {
+      const errors: Array<[string, number | undefined, StreamState]> = [];
+      return { errors, onError: (error, state) => errors.push([error.code, error.status, state]) };
+    }
+
+    it('reports each kind of failure once, not once per retry', async function () {
+      const { errors, onError } = collectErrors();
+      sim.inject({ kind: 'status', status: 503, path: INPUT, times: 4 });
+      sim.inject({ kind: 'status', status: 500, path: INPUT, times: 3 });
+      const { rec } = supervise(ioMonitorPath('input', []), { backoff: { initial: 5, max: 20 }, onError });
+      await connectedWith(rec, ['IO1:L', 'IO2:L']);
+      assert.equal(rec.count('retrying'), 7);
+      assert.deepEqual(errors, [
+        ['EHTTP', 503, 'retrying'],
+        ['EHTTP', 500, 'retrying'],
+      ]);
+    });
+
+    it('reports a kind again only after the stream has stayed connected for stableAfter', async function () {
+      const { errors, onError } = collectErrors();
+      sim.inject({ kind: 'status', status: 503, path: INPUT, times: 2 });
+      const { rec } = supervise(ioMonitorPath('input', []), { backoff: { initial: 5, stableAfter: 300 }, onError });
+      await connectedWith(rec, ['IO1:L', 'IO2:L']);
+      // Dropped before stableAfter, then refused again: the 503 was reported already.
+      sim.inject({ kind: 'status', status: 503, path: INPUT, times: 2 });
+      sim.state.io.streamFault('drop');
+      await connectedWith(rec, ['IO1:L', 'IO2:L', 'IO1:L', 'IO2:L'], 2);
+      assert.equal(errors.filter(([, status]) => status === 503).length, 1);
+      // Up for longer than stableAfter: the next 503 is news again.
+      await sleep(500);
+      sim.inject({ kind: 'status', status: 503, path: INPUT, times: 2 });
+      sim.state.io.streamFault('drop');
+      await connectedWith(rec, ['IO1:L', 'IO2:L', 'IO1:L', 'IO2:L', 'IO1:L', 'IO2:L'], 3);
+      assert.equal(errors.filter(([, status]) => status === 503).length, 2);
+      assert.equal(rec.count('retrying'), 8);
+      assert.ok(errors.every(([code]) => code === 'EHTTP' || code === 'ECONN'), JSON.stringify(errors));
+    });
+
+    it('reports a refused connection, a 401 and an unsupported stream with their state', async function () {
+      const port = await closedPort();
+      const nowhere = new DeviceClient({ host: '127.0.0.1', port, username: SIM_USER, password: SIM_PASSWORD, auth: 'basic' });
+      const wrong = new DeviceClient({ host: sim.host, port: sim.port, username: SIM_USER, password: 'wrong', auth: 'basic' });
+      try {
+        const refused = collectErrors();
+        const a = supervise(ioMonitorPath('input', []), { backoff: { initial: 5, max: 20 }, onError: refused.onError }, nowhere);
+        await waitFor('five retries', () => a.rec.count('retrying') >= 5);
+        assert.deepEqual(refused.errors, [['ECONN', undefined, 'retrying']]);
+        assert.match(a.rec.infos('retrying')[0]?.error?.message ?? '', /Connection refused/);
+
+        const auth = collectErrors();
+        const b = supervise(ioMonitorPath('input', []), { onError: auth.onError }, wrong);
+        await waitFor('auth-failed', () => b.rec.count('auth-failed') >= 1);
+        b.sup.start();
+        await waitFor('auth-failed again', () => b.rec.count('auth-failed') >= 2);
+        assert.deepEqual(auth.errors, [['EAUTH', 401, 'auth-failed']]);
+
+        const unsupported = collectErrors();
+        const c = supervise(ioMonitorPath('input', [9]), { onError: unsupported.onError });
+        await waitFor('unsupported', () => c.rec.count('unsupported') >= 1);
+        assert.deepEqual(unsupported.errors, [['EHTTP', 400, 'unsupported']]);
+      } finally {
+        await nowhere.close();
+        await wrong.close();
+      }
+    });
+
+    it('start() after a refused password tries again at once', async function () {
+      sim.inject({ kind: 'status', status: 401, path: INPUT });
+      const { sup, rec } = supervise(ioMonitorPath('input', []));
+      await waitFor('auth-failed', () => rec.count('auth-failed') >= 1);
+      sim.clearFaults();
+      sup.start();
+      // The 5 minute pause is not waited for.
+      await connectedWith(rec, ['IO1:L', 'IO2:L']);
+      assert.deepEqual(rec.names, ['connecting', 'auth-failed', 'connecting', 'connected']);
+      assert.equal(rec.infos('connecting')[1]?.attempt, 0);
+    });
+  });
+
   describe('backoff', function () {
     const cases: Array<[number, number[]]> = [
       // initial 10, max 80: the base doubles; jitter takes up to a quarter off, never below initial.
@@ -396,17 +646,19 @@ describe('StreamSupervisor against the simulator', function () {
       );
     });
 
-    it('keeps counting after a short connection and starts over after a stable one', async function () {
+    it('keeps counting after a short quiet connection and starts over after a stable one', async function () {
+      // Quiet: the connections deliver no part, only the time they hold counts.
+      sim.state.io.style = { ...sim.state.io.style, quiet: true };
       sim.inject({ kind: 'status', status: 503, path: INPUT, times: 3 });
       const { rec } = supervise(ioMonitorPath('input', []), { backoff: { initial: 10, max: 1000, stableAfter: 1000 } });
-      await connectedWith(rec, ['IO1:L', 'IO2:L']);
+      await waitFor('connected', () => rec.count('connected') >= 1 && sim.state.io.openStreams === 1);
       // Dropped at once: not stable, the backoff goes on from where it was.
       sim.state.io.streamFault('drop');
-      await connectedWith(rec, ['IO1:L', 'IO2:L', 'IO1:L', 'IO2:L'], 2);
+      await waitFor('connected again', () => rec.count('connected') >= 2 && sim.state.io.openStreams === 1);
       // Stays up past stableAfter (the timer only lets that time pass), then dropped.
       await sleep(1500);
       sim.state.io.streamFault('drop');
-      await connectedWith(rec, ['IO1:L', 'IO2:L', 'IO1:L', 'IO2:L', 'IO1:L', 'IO2:L'], 3);
+      await waitFor('connected a third time', () => rec.count('connected') >= 3);
       assert.deepEqual(
         rec.infos('retrying').map((i) => [i.attempt, i.delay]),
         [
@@ -414,6 +666,27 @@ describe('StreamSupervisor against the simulator', function () {
           [2, 20],
           [3, 40],
           [4, 80],
+          [1, 10],
+        ],
+      );
+      assert.deepEqual(rec.parts, []);
+    });
+
+    it('starts over after a connection that delivers a part, however short', async function () {
+      sim.state.io.style = { ...sim.state.io.style, quiet: true };
+      sim.inject({ kind: 'status', status: 503, path: INPUT, times: 3 });
+      const { rec } = supervise(ioMonitorPath('input', []), { backoff: { initial: 10, max: 1000, stableAfter: 60_000 } });
+      await waitFor('connected', () => rec.count('connected') >= 1 && sim.state.io.openStreams === 1);
+      sim.state.io.setInput(1, true);
+      await waitFor('the part', () => rec.io.length >= 1);
+      sim.state.io.streamFault('drop');
+      await waitFor('connected again', () => rec.count('connected') >= 2);
+      assert.deepEqual(
+        rec.infos('retrying').map((i) => [i.attempt, i.delay]),
+        [
+          [1, 10],
+          [2, 20],
+          [3, 40],
           [1, 10],
         ],
       );

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { IpcamError, inputError } from '../errors';
 import type { DeviceClient } from '../transport/client';
 import { buildCgiPath, parseKeyValues } from './codec';
@@ -26,12 +27,21 @@ const IO_CHARS: Record<string, Omit<IoState, 'port'>> = {
   L: { active: false, edge: null },
 };
 
+/** Highest port or group number taken (the editors mirror it). */
+export const MAX_ID = 999;
+
+/**
+ * Detection levels repeat about every second: this long without a byte, once the stream has
+ * begun, means it stalled (ms). I/O monitors get no such timeout: they are quiet by nature.
+ */
+export const DETECTION_STALL_TIMEOUT = 30_000;
+
 /** `'1,2'`, `[1, 2]` or `''` (all) to port or group numbers; anything else is `EINPUT`. */
 export function parseIdList(value: unknown, what: string): number[] {
   if (value === undefined || value === null || value === '') return [];
   const parts = Array.isArray(value) ? value.map(String) : String(value).split(',');
   const ids = parts.map((p) => p.trim()).filter((p) => p !== '');
-  if (ids.some((p) => !/^\d+$/.test(p) || Number(p) < 1 || Number(p) > 999)) throw inputError(`${what} must be numbers like 1,2; got ${JSON.stringify(value)}`);
+  if (ids.some((p) => !/^\d+$/.test(p) || Number(p) < 1 || Number(p) > MAX_ID)) throw inputError(`${what} must be numbers like 1,2; got ${JSON.stringify(value)}`);
   return [...new Set(ids.map(Number))];
 }
 
@@ -66,6 +76,92 @@ export async function checkIo(client: DeviceClient, kind: IoKind, ports: number[
   }
   if (states.length === 0) throw new IpcamError('EPARSE', `The ${kind} check answered nothing readable`);
   return states;
+}
+
+/** One message of an input monitor: a state, and whether it was found by reading the state rather than reported as an edge. */
+export interface IoReport {
+  state: IoState;
+  resync: boolean;
+}
+
+/**
+ * The last reported state of each port of a monitor, so that a flow hears of each change once,
+ * whatever the stream did: the first report of a port has `edge: null`; after that only changes
+ * give a report. States come from two places: the stream (`/` and `\` edges, `H`/`L` states, in
+ * the order the device sent them) and a `check` read after each (re)connect, whose answer races
+ * the stream's parts. Stream parts that arrive while a read is out, or within `settle` ms of its
+ * answer, are at least as new as the read: the read is not applied to their ports.
+ */
+export class IoEdgeTracker {
+  private readonly known = new Map<number, { active: boolean; read: boolean }>();
+  /** Ports the stream spoke of since the running read began. */
+  private fresh: Set<number> | undefined;
+  private generation = 0;
+
+  /** `settle`: how long after a read's answer stream parts may still be older than it (ms). */
+  constructor(private readonly settle = 200) {}
+
+  /** What to `check` on a (re)connect: the ports set, else those seen so far, else port 1. */
+  portsToRead(configured: number[]): number[] {
+    if (configured.length > 0) return configured;
+    const seen = [...this.known.keys()].sort((a, b) => a - b);
+    return seen.length > 0 ? seen : [1];
+  }
+
+  /** The lines of one monitor part. */
+  fromStream(states: IoState[]): IoReport[] {
+    const reports: IoReport[] = [];
+    for (const state of states) {
+      if (state.port < 1 || state.port > MAX_ID) continue;
+      this.fresh?.add(state.port);
+      const before = this.known.get(state.port);
+      if (state.edge === null) {
+        this.learn(state.port, state.active, true, reports);
+        continue;
+      }
+      if (before?.active === state.active) {
+        // Already in the state this edge leads to. A read had seen the change already: nothing
+        // new. After an edge the opposite edge was missed: report it first, found on resync.
+        if (before.read) continue;
+        reports.push({ state: { port: state.port, active: !state.active, edge: edgeTo(!state.active) }, resync: true });
+      }
+      this.known.set(state.port, { active: state.active, read: false });
+      reports.push({ state, resync: false });
+    }
+    return reports;
+  }
+
+  /**
+   * Reads the current states (`read` sends the `check`) and gives what differs from what was
+   * last reported. A newer read makes an older one give nothing.
+   */
+  async resync(read: () => Promise<IoState[]>, signal?: AbortSignal): Promise<IoReport[]> {
+    const generation = ++this.generation;
+    const fresh = new Set<number>();
+    this.fresh = fresh;
+    try {
+      const states = await read();
+      await sleep(this.settle, undefined, { signal });
+      if (generation !== this.generation) return [];
+      const reports: IoReport[] = [];
+      for (const state of states) if (!fresh.has(state.port) && state.port >= 1 && state.port <= MAX_ID) this.learn(state.port, state.active, true, reports);
+      return reports;
+    } finally {
+      if (this.fresh === fresh) this.fresh = undefined;
+    }
+  }
+
+  /** A state read (an `H`/`L` line or a `check` answer): a report only when it differs. */
+  private learn(port: number, active: boolean, read: boolean, reports: IoReport[]): void {
+    const before = this.known.get(port);
+    this.known.set(port, { active, read });
+    if (before?.active === active) return;
+    reports.push({ state: { port, active, edge: before === undefined ? null : edgeTo(active) }, resync: true });
+  }
+}
+
+function edgeTo(active: boolean): 'rising' | 'falling' {
+  return active ? 'rising' : 'falling';
 }
 
 export type DetectionType = 'motion' | 'audio';

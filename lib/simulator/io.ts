@@ -13,9 +13,52 @@ export interface StreamStyle {
   extraBlankLines: boolean;
   /** A Content-Length header in each part. */
   contentLength: boolean;
+  /** Each part goes out in writes of this many bytes, `pieceDelay` apart (0: one write per part). */
+  pieceSize: number;
+  /** Pause between the pieces of a part (ms; 0: the next turn of the event loop). */
+  pieceDelay: number;
+  /** I/O streams open without the state parts (`H`/`L`): nothing comes until an input changes. */
+  quiet: boolean;
+  /** The answer's headers go out at once, its first body byte only this long after (ms; 0: no delay). */
+  firstByteDelay: number;
+  /** Half-open: after its first part (I/O: the state parts) a stream writes nothing more and never closes. */
+  halfOpen: boolean;
 }
 
-/** Faults played on streams already open. */
+const DEFAULT_STYLE: StreamStyle = {
+  lineEnding: 'crlf',
+  boundaryWithDashes: false,
+  extraBlankLines: false,
+  contentLength: false,
+  pieceSize: 0,
+  pieceDelay: 0,
+  quiet: false,
+  firstByteDelay: 0,
+  halfOpen: false,
+};
+const STYLE_FLAGS = ['boundaryWithDashes', 'extraBlankLines', 'contentLength', 'quiet', 'halfOpen'] as const;
+const STYLE_NUMBERS = ['pieceSize', 'pieceDelay', 'firstByteDelay'] as const;
+/** Longest delay a style may ask for (ms): a day. */
+const MAX_STYLE_DELAY = 24 * 3600_000;
+
+/** Checks a whole style (the control API merges what it gets into the current one). */
+function checkStyle(style: StreamStyle): StreamStyle {
+  const value = style as unknown as Record<string, unknown>;
+  if (value['lineEnding'] !== 'crlf' && value['lineEnding'] !== 'lf') throw new Error('lineEnding must be crlf or lf');
+  for (const key of STYLE_FLAGS) if (typeof value[key] !== 'boolean') throw new Error(`${key} must be true or false`);
+  for (const key of STYLE_NUMBERS) {
+    const n = value[key];
+    if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n > MAX_STYLE_DELAY) throw new Error(`${key} must be a whole number from 0 to ${MAX_STYLE_DELAY}`);
+  }
+  const unknown = Object.keys(value).filter((k) => !(k in DEFAULT_STYLE));
+  if (unknown.length > 0) throw new Error(`unknown stream style ${unknown.join(', ')}`);
+  return { ...style };
+}
+
+/**
+ * Faults played on streams already open. `stall` is the half-open connection: the stream stops
+ * writing and never closes.
+ */
 export type StreamFault = 'drop' | 'stall' | 'garbage' | 'oversize';
 
 export type DetectionKind = 'motion' | 'audio';
@@ -33,10 +76,21 @@ interface OpenStream {
   filter: number[];
   timer?: NodeJS.Timeout;
   stalled: boolean;
+  /** Half-open style: what it opened with goes out, nothing after. */
+  frozen: boolean;
+  /** Bytes waiting for the first-byte delay or for their turn as pieces, oldest first. */
+  queue: Buffer[];
+  queued: number;
+  /** The first-byte delay or the pause before the next piece. */
+  writeTimer?: NodeJS.Timeout;
+  /** One answer only (`mode=single`): ends once the queue is out. */
+  ending: boolean;
 }
 
 const IO_BOUNDARY = 'ioboundary';
 const OVERSIZE_BYTES = 2 * 1024 * 1024;
+/** Bytes a stream may hold back (first-byte delay, slow pieces); beyond, parts are dropped. */
+const MAX_QUEUED = 4 * 1024 * 1024;
 
 /**
  * Digital inputs, output relays and detection levels of the simulated device, with the CGI
@@ -58,7 +112,7 @@ export class SimulatedIo {
     ]),
     audio: new Map([[1, { level: 0, threshold: 60 }]]),
   };
-  style: StreamStyle = { lineEnding: 'crlf', boundaryWithDashes: false, extraBlankLines: false, contentLength: false };
+  private currentStyle: StreamStyle = { ...DEFAULT_STYLE };
   /** Detection streams repeat the levels this often (ms). */
   detectionInterval = 1000;
   /** Every relay change, oldest first (bounded). */
@@ -68,6 +122,15 @@ export class SimulatedIo {
 
   get openStreams(): number {
     return this.streams.size;
+  }
+
+  /** How streams are framed and paced; a bad value throws and changes nothing. */
+  get style(): StreamStyle {
+    return this.currentStyle;
+  }
+
+  set style(style: StreamStyle) {
+    this.currentStyle = checkStyle(style);
   }
 
   setInput(port: number, active: boolean): void {
@@ -84,6 +147,15 @@ export class SimulatedIo {
     const current = this.levels[kind].get(group) ?? { level: 0, threshold: 50 };
     this.levels[kind].set(group, { level, threshold: threshold ?? current.threshold });
     for (const s of this.streams) if (s.kind === kind && wants(s, group)) this.writeLevels(s);
+  }
+
+  /** Writes the current states (`H`/`L`) on every open I/O stream, as devices that repeat them do. */
+  sendStates(): void {
+    for (const s of this.streams) {
+      if (s.kind !== 'input' && s.kind !== 'output') continue;
+      const ports = s.kind === 'input' ? this.inputs : this.outputs;
+      for (const [port, active] of ports) if (wants(s, port)) this.writePart(s, `IO${port}:${active ? 'H' : 'L'}`);
+    }
   }
 
   /** Plays a fault on every open stream. */
@@ -122,8 +194,9 @@ export class SimulatedIo {
       const ids = monitor === '' ? [] : parseIds(monitor);
       if (!ids || ids.some((id) => !ports.has(id))) return badRequest(ctx, `unknown ${kind} in "${monitor}"`);
       const stream = this.open(ctx.res, kind, ids);
-      // The current state first (H/L), changes after (/ and \).
-      for (const [port, active] of ports) if (wants(stream, port)) this.writePart(stream, `IO${port}:${active ? 'H' : 'L'}`);
+      // The current state first (H/L), changes after (/ and \); a quiet device sends no states.
+      if (!this.style.quiet) for (const [port, active] of ports) if (wants(stream, port)) this.writePart(stream, `IO${port}:${active ? 'H' : 'L'}`);
+      if (this.style.halfOpen) stream.frozen = true;
       return true;
     }
     return badRequest(ctx, `${kind} needs check, monitor${kind === 'output' ? ' or action' : ''}`);
@@ -138,10 +211,12 @@ export class SimulatedIo {
     const stream = this.open(ctx.res, kind, groups);
     this.writeLevels(stream);
     if (queryValue(ctx, 'mode') === 'single') {
-      this.forget(stream);
+      stream.ending = true;
+      this.pump(stream);
       return true;
     }
-    if (this.streams.has(stream)) stream.timer = setInterval(() => this.writeLevels(stream), this.detectionInterval);
+    if (this.style.halfOpen) stream.frozen = true;
+    if (this.streams.has(stream) && !stream.frozen) stream.timer = setInterval(() => this.writeLevels(stream), this.detectionInterval);
     return true;
   }
 
@@ -182,16 +257,28 @@ export class SimulatedIo {
   private open(res: ServerResponse, kind: OpenStream['kind'], filter: number[]): OpenStream {
     const declared = this.style.boundaryWithDashes ? `--${IO_BOUNDARY}` : IO_BOUNDARY;
     res.writeHead(200, { 'content-type': `multipart/x-mixed-replace; boundary=${declared}`, 'cache-control': 'no-cache', connection: 'close' });
-    const stream: OpenStream = { res, kind, filter, stalled: false };
+    const stream: OpenStream = { res, kind, filter, stalled: false, frozen: false, queue: [], queued: 0, ending: false };
     // A client that gave up while the answer was held back (slow fault) is gone: no 'close' will come.
     if (res.destroyed) return stream;
+    // The 200 goes out now, whether or not a byte of the body follows soon (quiet, first-byte delay).
+    res.flushHeaders();
     this.streams.add(stream);
     res.on('close', () => this.forget(stream));
+    const delay = this.style.firstByteDelay;
+    if (delay > 0) {
+      stream.writeTimer = setTimeout(() => {
+        stream.writeTimer = undefined;
+        this.pump(stream);
+      }, delay);
+    }
     return stream;
   }
 
   private forget(stream: OpenStream): void {
     if (stream.timer) clearInterval(stream.timer);
+    if (stream.writeTimer) clearTimeout(stream.writeTimer);
+    stream.queue = [];
+    stream.queued = 0;
     if (this.streams.delete(stream)) stream.res.end();
   }
 
@@ -203,12 +290,37 @@ export class SimulatedIo {
 
   /** Boundary first, as the devices send it: a part is complete when the next one begins. */
   private writePart(stream: OpenStream, body: string): void {
-    if (stream.stalled) return;
+    if (stream.stalled || stream.frozen) return;
     const eol = this.style.lineEnding === 'lf' ? '\n' : '\r\n';
     const bytes = Buffer.from(body, 'latin1');
     const headers = [`--${IO_BOUNDARY}`, 'Content-Type: text/plain', ...(this.style.contentLength ? [`Content-Length: ${bytes.length}`] : []), '', ''].join(eol);
     const trailer = this.style.extraBlankLines ? eol + eol + eol : eol;
-    stream.res.write(Buffer.concat([Buffer.from(headers, 'latin1'), bytes, Buffer.from(trailer, 'latin1')]));
+    const part = Buffer.concat([Buffer.from(headers, 'latin1'), bytes, Buffer.from(trailer, 'latin1')]);
+    if (stream.queued + part.length > MAX_QUEUED) return;
+    const size = this.style.pieceSize;
+    if (size > 0) for (let at = 0; at < part.length; at += size) stream.queue.push(part.subarray(at, at + size));
+    else stream.queue.push(part);
+    stream.queued += part.length;
+    this.pump(stream);
+  }
+
+  /** Writes what the first-byte delay and the piece pacing allow now. */
+  private pump(stream: OpenStream): void {
+    if (stream.writeTimer || !this.streams.has(stream)) return;
+    for (let piece = stream.queue.shift(); piece; piece = stream.queue.shift()) {
+      // A stalled stream keeps what it had not sent: half-open, mid-part if so.
+      if (stream.stalled) return void stream.queue.unshift(piece);
+      stream.queued -= piece.length;
+      stream.res.write(piece);
+      if (this.style.pieceSize > 0 && stream.queue.length > 0) {
+        stream.writeTimer = setTimeout(() => {
+          stream.writeTimer = undefined;
+          this.pump(stream);
+        }, this.style.pieceDelay);
+        return;
+      }
+    }
+    if (stream.ending) this.forget(stream);
   }
 }
 

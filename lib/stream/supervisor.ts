@@ -18,7 +18,10 @@ export interface BackoffOptions {
   initial?: number;
   /** Longest delay (ms, default 60000). */
   max?: number;
-  /** A connection up this long resets the backoff (ms, default 60000). */
+  /**
+   * A connection up this long resets the backoff and lets each kind of failure be reported again
+   * (ms, default 10000). A connection that delivers a part resets the backoff at once.
+   */
   stableAfter?: number;
   /** Wait after a 401 (ms, default 5 minutes): accounts lock after repeated failures. */
   authDelay?: number;
@@ -31,7 +34,17 @@ export interface SupervisorOptions {
   onPart(part: MultipartPart): void;
   onState?(state: StreamState, info: StreamStateInfo): void;
   onWarning?(text: string): void;
-  /** No byte for this long means the stream stalled: reconnect (ms, default 30000). */
+  /**
+   * A failure, once per kind (code, status and text) until the stream has stayed connected for
+   * `stableAfter`: a device failing the same way on every retry fills no log.
+   */
+  onError?(error: IpcamError, state: StreamState): void;
+  /**
+   * For streams that send periodic data (detection levels): once the first byte has come, a
+   * silence this long means the stream stalled, and it is reopened (ms). Default none: a quiet
+   * stream (an input monitor while no input changes) is healthy; a dead peer is found by TCP
+   * keepalive on the stream's socket.
+   */
   stallTimeout?: number;
   backoff?: BackoffOptions;
   /** Part size cap (default 1 MiB). */
@@ -42,11 +55,33 @@ export interface SupervisorOptions {
   random?: () => number;
 }
 
+/** Kinds of failure remembered between two stable connections: a bound, not a tuning value. */
+const MAX_FAILURE_KINDS = 16;
+
+/**
+ * Lets one report of each kind of failure through until re-armed. A kind is the code, the HTTP
+ * status and the text: the same device failing the same way gives the same text.
+ */
+export class FailureThrottle {
+  private readonly seen = new Set<string>();
+
+  admit(error: IpcamError): boolean {
+    const kind = `${error.code} ${error.status ?? ''} ${error.message}`;
+    if (this.seen.has(kind) || this.seen.size >= MAX_FAILURE_KINDS) return false;
+    this.seen.add(kind);
+    return true;
+  }
+
+  rearm(): void {
+    this.seen.clear();
+  }
+}
+
 /**
  * Keeps one multipart stream flowing while the device is reachable: each stream on its own
- * connection, reconnect with exponential backoff and jitter, stall detection, a long pause after
- * a refused password, a stop for "not supported". `stop()` releases socket, timers and
- * listeners at once.
+ * connection, reconnect with exponential backoff and jitter, stall detection where the device
+ * sends periodic data, a long pause after a refused password, a stop for "not supported", one
+ * error report per kind of failure. `stop()` releases socket, timers and listeners at once.
  */
 export class StreamSupervisor {
   private state: StreamState = 'stopped';
@@ -56,19 +91,28 @@ export class StreamSupervisor {
   private retryTimer: NodeJS.Timeout | undefined;
   private stableTimer: NodeJS.Timeout | undefined;
   private flushTimer: NodeJS.Timeout | undefined;
+  private stallTimer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private readonly backoff: Required<BackoffOptions>;
+  private readonly failures = new FailureThrottle();
 
   constructor(private readonly opts: SupervisorOptions) {
-    this.backoff = { initial: 1000, max: 60_000, stableAfter: 60_000, authDelay: 5 * 60_000, ...opts.backoff };
+    this.backoff = { initial: 1000, max: 60_000, stableAfter: 10_000, authDelay: 5 * 60_000, ...opts.backoff };
   }
 
   get current(): StreamState {
     return this.state;
   }
 
+  /** The stream's path without the query, for messages. */
+  private get target(): string {
+    return this.opts.path.split('?')[0] as string;
+  }
+
+  /** Opens the stream; after a refused password it tries again at once (the user asked for it). */
   start(): void {
-    if (this.state !== 'stopped' && this.state !== 'unsupported') return;
+    if (this.state !== 'stopped' && this.state !== 'unsupported' && this.state !== 'auth-failed') return;
+    this.clearTimers();
     this.attempt = 0;
     this.connect();
   }
@@ -96,26 +140,47 @@ export class StreamSupervisor {
   }
 
   private async run(signal: AbortSignal): Promise<void> {
-    const stream = await this.opts.client.openStream({ path: this.opts.path, signal, stallTimeout: this.opts.stallTimeout ?? 30_000 });
+    // No body timeout in the transport: silence is judged here (watchStall), where it may be healthy.
+    const stream = await this.opts.client.openStream({ path: this.opts.path, signal, stallTimeout: 0 });
     if (signal.aborted) return void (await stream.close());
     this.stream = stream;
     const boundary = boundaryOf(stream.contentType);
     if (!boundary) throw new IpcamError('EPARSE', `Expected a multipart stream, got "${stream.contentType || 'no content type'}"`);
     const parser = new MultipartParser(boundary, {
-      onPart: (part) => this.opts.onPart(part),
+      onPart: (part) => {
+        // The device delivers: this connection is worth a fresh backoff.
+        this.attempt = 0;
+        this.opts.onPart(part);
+      },
       onWarning: (text) => this.opts.onWarning?.(text),
       maxPartSize: this.opts.maxPartSize,
     });
     this.setState('connected', {});
-    this.stableTimer = setTimeout(() => (this.attempt = 0), this.backoff.stableAfter);
+    this.stableTimer = setTimeout(() => {
+      this.stableTimer = undefined;
+      this.attempt = 0;
+      this.failures.rearm();
+    }, this.backoff.stableAfter);
     for await (const chunk of stream.body) {
       // stop() has released this run: a chunk already on its way is no event any more.
       if (signal.aborted) return;
+      this.watchStall(stream);
       parser.write(chunk as Buffer);
       this.scheduleFlush(parser);
     }
     parser.flush();
-    throw new IpcamError('ECONN', 'The device ended the stream');
+    throw new IpcamError('ECONN', `${this.opts.client.label} ended the stream ${this.target}`);
+  }
+
+  /** Armed by the first byte: a device that has not begun sending may be quiet by nature. */
+  private watchStall(stream: DeviceStream): void {
+    const timeout = this.opts.stallTimeout ?? 0;
+    if (timeout <= 0) return;
+    if (this.stallTimer) return void this.stallTimer.refresh();
+    this.stallTimer = setTimeout(() => {
+      this.stallTimer = undefined;
+      stream.body.destroy(new IpcamError('ETIMEOUT', `No data from ${this.opts.client.label} (GET ${this.target}) for ${timeout / 1000} s: the stream stalled`));
+    }, timeout);
   }
 
   private scheduleFlush(parser: MultipartParser): void {
@@ -136,16 +201,24 @@ export class StreamSupervisor {
     if (signal.aborted || this.state === 'stopped') return;
     // A stall (body timeout) or a reset while reading comes straight from undici.
     const client = this.opts.client;
-    const error = transportError(err, { target: `${client.label} (GET ${this.opts.path.split('?')[0]})`, secrets: [client.options.password] });
+    const error = transportError(err, { target: `${client.label} (GET ${this.target})`, secrets: [client.options.password] });
     if (error.code === 'EHTTP' && (error.status === 400 || error.status === 404)) {
-      this.setState('unsupported', { error: new IpcamError('EHTTP', 'This stream is not supported by this device', { status: error.status }) });
+      const unsupported = new IpcamError('EHTTP', `The stream ${this.target} is not supported by this device (${client.label}, HTTP ${error.status})`, { status: error.status });
+      this.setState('unsupported', { error: unsupported });
+      this.report(unsupported, 'unsupported');
       return;
     }
     this.attempt += 1;
     const auth = error.code === 'EAUTH';
     const delay = auth ? this.backoff.authDelay : this.retryDelay();
-    this.setState(auth ? 'auth-failed' : 'retrying', { attempt: this.attempt, delay, error });
+    const state = auth ? 'auth-failed' : 'retrying';
+    this.setState(state, { attempt: this.attempt, delay, error });
     this.retryTimer = setTimeout(() => this.connect(), delay);
+    this.report(error, state);
+  }
+
+  private report(error: IpcamError, state: StreamState): void {
+    if (this.failures.admit(error)) this.opts.onError?.(error, state);
   }
 
   /** Exponential from `initial` to `max`; jitter takes up to a quarter off so that many nodes do not reconnect in step. */
@@ -155,8 +228,8 @@ export class StreamSupervisor {
   }
 
   private clearTimers(): void {
-    for (const timer of [this.retryTimer, this.stableTimer, this.flushTimer]) if (timer) clearTimeout(timer);
-    this.retryTimer = this.stableTimer = this.flushTimer = undefined;
+    for (const timer of [this.retryTimer, this.stableTimer, this.flushTimer, this.stallTimer]) if (timer) clearTimeout(timer);
+    this.retryTimer = this.stableTimer = this.flushTimer = this.stallTimer = undefined;
   }
 
   private setState(state: StreamState, info: StreamStateInfo): void {

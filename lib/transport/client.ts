@@ -118,6 +118,8 @@ export class DeviceClient {
       pipelining: 1,
       connect: (options, callback) => {
         const socket = connector(options, callback);
+        // A quiet stream is healthy: a dead peer is found by keepalive probes after 20 s idle (undici's default is 60 s).
+        socket.setKeepAlive(true, 20_000);
         sockets.add(socket);
         socket.once('close', () => sockets.delete(socket));
         return socket;
