@@ -4,7 +4,7 @@ import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promi
 import { ioMonitorPath } from '../lib/cgi/io';
 import { takeSnapshot } from '../lib/cgi/snapshot';
 import { SNAPSHOT_JPEG } from '../lib/simulator/images';
-import { startSimulator, type Simulator } from '../lib/simulator';
+import { startSimulator, type Simulator, type StreamStyle } from '../lib/simulator';
 import { StreamSupervisor } from '../lib/stream/supervisor';
 import { DeviceClient } from '../lib/transport/client';
 import deviceNode from '../nodes/ipcam-device';
@@ -113,6 +113,21 @@ function openSocketsTo(port: number): number {
   return handles.filter((h) => h instanceof Socket && h.remotePort === port && !h.destroyed).length;
 }
 
+/** A supervised input stream on a new client, counting parts and tracking the state. */
+function watchStream(port: number, auth: 'basic' | 'digest'): { client: DeviceClient; supervisor: StreamSupervisor; seen: { parts: number; state: string } } {
+  const client = new DeviceClient({ host: '127.0.0.1', port, username: SIM_USER, password: SIM_PASSWORD, auth });
+  const seen = { parts: 0, state: 'stopped' };
+  const supervisor = new StreamSupervisor({
+    client,
+    path: ioMonitorPath('input', []),
+    onPart: () => void (seen.parts += 1),
+    onState: (state) => void (seen.state = state),
+    flushDelay: 1,
+  });
+  supervisor.start();
+  return { client, supervisor, seen };
+}
+
 type Order = 'device first' | 'user first' | 'device, then user a turn later';
 
 /** Closes the client and stops the user in `order`, neither awaited before the other starts. */
@@ -167,16 +182,7 @@ describe('close races: every answer style, every phase, both close orders', func
           device.requests = 0;
           await noFault(device.port, async () => {
             for (let round = 0; round < 5; round++) {
-              const client = new DeviceClient({ host: '127.0.0.1', port: device.port, username: SIM_USER, password: SIM_PASSWORD, auth: 'basic' });
-              const seen = { parts: 0, state: 'stopped' };
-              const supervisor = new StreamSupervisor({
-                client,
-                path: ioMonitorPath('input', []),
-                onPart: () => void (seen.parts += 1),
-                onState: (state) => void (seen.state = state),
-                flushDelay: 1,
-              });
-              supervisor.start();
+              const { client, supervisor, seen } = watchStream(device.port, 'basic');
               await waitFor(phase, () => reached(seen));
               await closeBoth(order, () => client.close(), () => supervisor.stop());
             }
@@ -192,37 +198,54 @@ describe('close races: every answer style, every phase, both close orders', func
       sim = await startSimulator({ username: SIM_USER, password: SIM_PASSWORD });
     });
     after(() => sim.close());
-    afterEach(() => sim.setAnswer({ http10: false, halfOpen: false }));
+    afterEach(() => {
+      sim.setAnswer({ http10: false, halfOpen: false });
+      sim.state.io.style = { ...sim.state.io.style, pieceSize: 0, pieceDelay: 0, quiet: false, firstByteDelay: 0 };
+    });
 
-    for (const http10 of [false, true]) {
-      const style = http10 ? 'HTTP/1.0' : 'HTTP/1.1 keep-alive';
-      const phases: Array<{ phase: string; halfOpen?: boolean; reached: (s: { parts: number; state: string; requests: number }) => boolean; act?: () => void }> = [
-        { phase: 'connecting', reached: () => true },
-        { phase: 'headers', halfOpen: true, reached: (s) => sim.state.requestCount > s.requests },
-        { phase: 'between parts', reached: (s) => s.parts > 0 },
-        { phase: 'backoff', reached: (s) => s.state === 'retrying', act: () => sim.state.io.streamFault('drop') },
-      ];
+    const styles: Array<{ name: string; http10: boolean; stream: Partial<StreamStyle> }> = [
+      { name: 'HTTP/1.1 keep-alive', http10: false, stream: {} },
+      { name: 'HTTP/1.0', http10: true, stream: {} },
+      { name: 'HTTP/1.0, parts in 3-byte pieces', http10: true, stream: { pieceSize: 3, pieceDelay: 1 } },
+      { name: 'HTTP/1.0, quiet', http10: true, stream: { quiet: true } },
+      { name: 'HTTP/1.0, first byte late', http10: true, stream: { firstByteDelay: 100 } },
+    ];
+    type Seen = { parts: number; state: string };
+    const phases: Array<{ phase: string; halfOpen?: boolean; reached: (s: Seen, requests: number) => boolean; act?: (s: Seen) => Promise<void> }> = [
+      { phase: 'connecting', reached: () => true },
+      { phase: 'headers', halfOpen: true, reached: (_s, requests) => sim.state.requestCount > requests },
+      { phase: 'connected, before the first byte', reached: (s) => s.state === 'connected' },
+      {
+        phase: 'a part (mid-part when in pieces)',
+        reached: (s) => s.parts > 0,
+        act: async (s) => {
+          await waitFor('connected', () => s.state === 'connected');
+          sim.state.io.setInput(2, !sim.state.io.inputs.get(2));
+        },
+      },
+      {
+        phase: 'backoff',
+        reached: (s) => s.state === 'retrying',
+        act: async (s) => {
+          await waitFor('connected', () => s.state === 'connected');
+          sim.state.io.streamFault('drop');
+        },
+      },
+    ];
+    for (const style of styles) {
       for (const { phase, halfOpen, reached, act } of phases) {
         for (const order of ORDERS) {
-          it(`${style}: stop in ${phase}, ${order}`, async () => {
-            sim.setAnswer({ http10, halfOpen: halfOpen ?? false });
+          it(`${style.name}: stop in ${phase}, ${order}`, async () => {
+            sim.setAnswer({ http10: style.http10, halfOpen: halfOpen ?? false });
+            sim.state.io.style = { ...sim.state.io.style, ...style.stream };
             await noFault(sim.port, async () => {
               for (let round = 0; round < 5; round++) {
-                const client = new DeviceClient({ host: '127.0.0.1', port: sim.port, username: SIM_USER, password: SIM_PASSWORD, auth: 'digest' });
-                const seen = { parts: 0, state: 'stopped', requests: sim.state.requestCount };
-                const supervisor = new StreamSupervisor({
-                  client,
-                  path: ioMonitorPath('input', []),
-                  onPart: () => void (seen.parts += 1),
-                  onState: (state) => void (seen.state = state),
-                  flushDelay: 1,
-                });
-                supervisor.start();
-                if (act) {
-                  await waitFor('a part', () => seen.parts > 0);
-                  act();
-                }
-                await waitFor(phase, () => reached(seen));
+                const requests = sim.state.requestCount;
+                const { client, supervisor, seen } = watchStream(sim.port, 'digest');
+                await act?.(seen);
+                await waitFor(phase, () => reached(seen, requests));
+                // A few ms later each round: another point of the exchange.
+                await sleep(round);
                 await closeBoth(order, () => client.close(), () => supervisor.stop());
               }
             });
