@@ -60,7 +60,7 @@ interface Row {
  */
 export async function eventsThroughput(sim: Simulator): Promise<void> {
   console.log(`\n## Device events: simulator poster -> EventServer over loopback, ${CONNECTIONS} connections`);
-  const server = new EventServer({ port: 0, bind: '127.0.0.1' });
+  const server = new EventServer({ port: 0, bind: '127.0.0.1', onWarning: (text) => console.warn(`event server warning: ${text}`) });
   await server.start();
   const poster = new EventPoster(sim.state);
   const url = `http://127.0.0.1:${server.port}/`;
@@ -78,7 +78,6 @@ export async function eventsThroughput(sim: Simulator): Promise<void> {
       delivered += 1;
       if (waiter && delivered >= waiter.n) waiter.resolve();
     },
-    onWarning: (text) => console.warn(`event server warning: ${text}`),
   });
   const deliveredAll = (n: number): Promise<void> => (delivered >= n ? Promise.resolve() : new Promise((resolve) => (waiter = { n, resolve })));
 
