@@ -209,7 +209,11 @@ export class EventServer {
   private admit(socket: Socket): void {
     const sender = plainAddress(socket.remoteAddress ?? '');
     const held = this.perSender.get(sender) ?? 0;
-    if (held >= this.opts.perSender || !this.server) {
+    if (!this.server) {
+      socket.destroy();
+      return;
+    }
+    if (held >= this.opts.perSender) {
       socket.destroy();
       this.warnings.warn('sender cap', `${sender} holds ${held} connections, the most one sender may: a further one was closed`);
       return;

@@ -8,6 +8,7 @@
  */
 export class WarningThrottle {
   private readonly kinds = new Map<string, { suppressed: number; last: string; timer: NodeJS.Timeout }>();
+  private closed = false;
 
   constructor(
     private readonly emit: (text: string) => void,
@@ -15,6 +16,7 @@ export class WarningThrottle {
   ) {}
 
   warn(kind: string, text: string): void {
+    if (this.closed) return;
     const state = this.kinds.get(kind);
     if (state) {
       state.suppressed += 1;
@@ -25,8 +27,9 @@ export class WarningThrottle {
     this.emit(text);
   }
 
-  /** Writes the pending summaries and stops every timer. */
+  /** Writes the pending summaries and stops every timer; later warnings are dropped. */
   close(): void {
+    this.closed = true;
     for (const [kind, state] of this.kinds) {
       clearTimeout(state.timer);
       if (state.suppressed > 0) this.emit(this.summary(state.suppressed, state.last));
