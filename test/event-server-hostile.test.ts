@@ -294,7 +294,8 @@ describe('EventServer limits', function () {
 
   it('at the connection cap further connections are closed at once; the headers timeout frees the held ones and a device gets in', async function () {
     this.timeout(30_000);
-    const { port, warnings, received } = await start({ maxConnections: 40, headersTimeout: 3_000 });
+    // The timeout leaves ample time to open the 200 connections and try one more before it frees them.
+    const { port, warnings, received } = await start({ maxConnections: 40, headersTimeout: 5_000 });
     const held = newFlood();
     // Two senders, 100 half-sent requests each: 20 each are held (half the cap), 40 in all = the cap.
     await held.connect(port, 100, { localAddress: '127.0.0.3', first: HALF_SENT });
