@@ -133,12 +133,12 @@ export function readDevicePost(body: Buffer | string, senderIp: string, received
  * it builds anything.
  */
 function checkSize(xmlText: string, limits: ParseLimits): void {
-  if (xmlText.length > limits.maxMarkup) throw new PostTooComplex(`Post refused: ${xmlText.length} characters of XML besides the images, more than ${limits.maxMarkup}`);
+  if (xmlText.length > limits.maxMarkup) throw new PostTooComplex(`Too large: ${xmlText.length} characters of XML besides the images, more than ${limits.maxMarkup}`);
   let nodes = 0;
   for (let i = 0; i < xmlText.length; i++) {
     const c = xmlText.charCodeAt(i);
     if ((c === 0x3c /* < */ && xmlText.charCodeAt(i + 1) !== 0x2f) /* not </ */ || c === 0x3d /* = */ || c === 0x26 /* & */) {
-      if (++nodes > limits.maxNodes) throw new PostTooComplex(`Post refused: more than ${limits.maxNodes} elements, attributes and references`);
+      if (++nodes > limits.maxNodes) throw new PostTooComplex(`Too complex: more than ${limits.maxNodes} elements, attributes and references`);
     }
   }
 }
