@@ -1,6 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import { XMLParser } from 'fast-xml-parser';
-import { parseDevicePost, type PlateDetection } from '../lib/events/parse';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { PARSE_LIMITS, parseDevicePost, type PlateDetection } from '../lib/events/parse';
 import { EventServer } from '../lib/events/server';
 import type { Simulator } from '../lib/simulator';
 import { buildPlateEvent, EventPoster, type EventFormat, type PostTarget } from '../lib/simulator/events';
@@ -60,7 +62,7 @@ interface Row {
  */
 export async function eventsThroughput(sim: Simulator): Promise<void> {
   console.log(`\n## Device events: simulator poster -> EventServer over loopback, ${CONNECTIONS} connections`);
-  const server = new EventServer({ port: 0, bind: '127.0.0.1' });
+  const server = new EventServer({ port: 0, bind: '127.0.0.1', onWarning: (text) => console.warn(`event server warning: ${text}`) });
   await server.start();
   const poster = new EventPoster(sim.state);
   const url = `http://127.0.0.1:${server.port}/`;
@@ -78,7 +80,6 @@ export async function eventsThroughput(sim: Simulator): Promise<void> {
       delivered += 1;
       if (waiter && delivered >= waiter.n) waiter.resolve();
     },
-    onWarning: (text) => console.warn(`event server warning: ${text}`),
   });
   const deliveredAll = (n: number): Promise<void> => (delivered >= n ? Promise.resolve() : new Promise((resolve) => (waiter = { n, resolve })));
 
@@ -169,16 +170,70 @@ export async function eventsThroughput(sim: Simulator): Promise<void> {
     });
   }
   console.table(parseRows);
+  parseScaling();
 }
 
-/** Median over 5 rounds of the mean time of one call (ms). */
-function timeSync(call: () => unknown): number {
-  for (let i = 0; i < 20; i++) call();
+/** A camera post with `count` plate items after an overview item (no item carries `carAttr` or `PlateConfidence`). */
+function manyPlates(count: number): string {
+  const items = ['<item><targetImageData><targetBase64Data type="string"><![CDATA[BASE64]]></targetBase64Data></targetImageData></item>'];
+  for (let i = 0; i < count; i++) items.push(`<item><plateNumber type="string"><![CDATA[P${i}]]></plateNumber><vehicleListType type="string">whiteList</vehicleListType></item>`);
+  return `<config version="1.7" xmlns="http://www.ipc.com/ver10"><smartType type="openAlramObj">VEHICE</smartType><currentTime type="tint64">1700000000000000</currentTime><listInfo type="list">${items.join('')}</listInfo></config>`;
+}
+
+/**
+ * Parse cost against post size: camera posts of 100 to 20,000 plates with the limits lifted (cost
+ * per byte against the 100-plate post: 1.0 means linear), the refusal of the 20,000-plate post at
+ * the default limits, and the dearest posts the default limits let through, against a real capture.
+ */
+function parseScaling(): void {
+  console.log('\n## Device post parsing: cost against size (camera posts with many plates, limits lifted)');
+  const unbounded = { maxNodes: Infinity, maxMarkup: Infinity, maxItems: Infinity };
+  const sizes = [100, 1_000, 20_000];
+  const docs = sizes.map(manyPlates);
+  const times = docs.map((doc, i) => timeSync(() => parseDevicePost(doc, '127.0.0.1', 0, unbounded), i === 2 ? 1 : 20));
+  const perByte = (i: number): number => (times[i] as number) / (docs[i] as string).length;
+  console.table(
+    sizes.map((n, i) => ({
+      plates: n,
+      'body KB': ((docs[i] as string).length / 1024).toFixed(0),
+      'parse (ms)': (times[i] as number).toFixed(2),
+      'us/plate': (((times[i] as number) * 1000) / n).toFixed(1),
+      'cost per byte x 100 plates': (perByte(i) / perByte(0)).toFixed(2),
+    })),
+  );
+
+  const capture = readFileSync(join(__dirname, '..', '..', 'test', 'fixtures', 'captures', 'tvt-events', 'ipc-v1x', 'lpr.xml'));
+  const real = timeSync(() => parseDevicePost(capture, '127.0.0.1'));
+  const head = '<config version="1.7"><smartType>PEA</smartType>';
+  const worst: Array<[string, string]> = [
+    ['20,000 plates, refused (markup over the cap)', docs[2] as string],
+    [`${PARSE_LIMITS.maxNodes - 4} elements (at the node cap)`, `${head}<list>${'<i/>'.repeat(PARSE_LIMITS.maxNodes - 4)}</list></config>`],
+    [`${PARSE_LIMITS.maxNodes - 4} attributes (at the node cap)`, `${head}<a ${Array.from({ length: PARSE_LIMITS.maxNodes - 4 }, (_, i) => `x${i}="1"`).join(' ')}/></config>`],
+    [`${PARSE_LIMITS.maxMarkup / 1024} KiB of text (at the markup cap)`, `${head}<a>${'x'.repeat(PARSE_LIMITS.maxMarkup - head.length - 20)}</a></config>`],
+  ];
+  console.log(`\n## Device post parsing at the default limits, against a real camera plate post (${capture.length} bytes, ${(real * 1000).toFixed(0)} us)`);
+  console.table(
+    worst.map(([name, doc]) => {
+      const ms = timeSync(() => {
+        try {
+          parseDevicePost(doc, '127.0.0.1');
+        } catch {
+          // refused: the time of refusing is what is measured
+        }
+      }, 5);
+      return { post: name, 'body KB': (doc.length / 1024).toFixed(0), ms: ms.toFixed(2), 'x real post': (ms / real).toFixed(0) };
+    }),
+  );
+}
+
+/** Median over 5 rounds of the mean time of one call (ms), `calls` calls a round. */
+function timeSync(call: () => unknown, calls = 20): number {
+  for (let i = 0; i < calls; i++) call();
   const rounds: number[] = [];
   for (let r = 0; r < 5; r++) {
     const start = performance.now();
-    for (let i = 0; i < 20; i++) call();
-    rounds.push((performance.now() - start) / 20);
+    for (let i = 0; i < calls; i++) call();
+    rounds.push((performance.now() - start) / calls);
   }
   rounds.sort((a, b) => a - b);
   return rounds[2] as number;

@@ -8,11 +8,23 @@ interface EventServerDef extends NodeDef {
   bind?: string;
   path?: string;
   maxBody?: string | number;
+  maxConnections?: string | number;
   allow?: string;
 }
 
 function numberOrUndefined(value: string | number | undefined): number | undefined {
   return value === undefined || value === '' ? undefined : Number(value);
+}
+
+/**
+ * The editor used to store its default, 16 MiB, in every node; that value now means the default
+ * (4 MiB, sized to the largest real posts), as for a node left blank.
+ */
+const FORMER_DEFAULT_MAX_BODY = 16 * 1024 * 1024;
+
+function maxBodyOf(value: string | number | undefined): number | undefined {
+  const size = numberOrUndefined(value);
+  return size === FORMER_DEFAULT_MAX_BODY ? undefined : size;
 }
 
 export = function register(RED: NodeAPI): void {
@@ -25,10 +37,13 @@ export = function register(RED: NodeAPI): void {
         port: numberOrUndefined(def.port),
         bind: def.bind,
         path: def.path,
-        maxBody: numberOrUndefined(def.maxBody),
+        maxBody: maxBodyOf(def.maxBody),
+        maxConnections: numberOrUndefined(def.maxConnections),
         allow: def.allow,
         username: credentials.username || undefined,
         password: credentials.password,
+        // One line per server for refused posts and dropped connections, at a bounded rate.
+        onWarning: (text) => this.warn(text),
       });
     } catch (err) {
       this.server = undefined;

@@ -88,7 +88,6 @@ export = function register(RED: NodeAPI): void {
 
     const unsubscribe = config.server.subscribe({
       onState: (state, detail) => this.status(state === 'failed' ? { ...STATE_STATUS.failed, text: shortFailure(detail) } : STATE_STATUS[state]),
-      onWarning: (text) => this.warn(text),
       onPost: (received) => {
         for (const post of received.posts) {
           if (!wanted(post, received)) continue;

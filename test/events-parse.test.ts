@@ -1,8 +1,9 @@
 import { strict as assert } from 'node:assert';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { IpcamError } from '../lib/errors';
-import { decodeImage, parseDevicePost, type AlarmStatus, type DevicePost, type KeepAlive, type OtherEvent, type PlateDetection } from '../lib/events/parse';
+import { decodeImage, PARSE_LIMITS, parseDevicePost, PostTooComplex, readDevicePost, type AlarmStatus, type DevicePost, type KeepAlive, type OtherEvent, type PlateDetection } from '../lib/events/parse';
 import { buildAlarmStatus, buildKeepAlive, buildPlateEvent, formatDataTime, type EventFormat, type PlateEventSpec } from '../lib/simulator/events';
 import { PLATE_JPEG, SNAPSHOT_JPEG } from '../lib/simulator/images';
 import type { XmlValue } from '../lib/xml/codec';
@@ -415,6 +416,159 @@ describe('device post parsing: simulator documents', () => {
     expectParseError('<config version="1.7"><smartType>VEHICE</smartType>');
     expectParseError('<config><other>1</other></config>');
     expectParseError('<?xml version="1.0"');
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Bounded work: a hostile or broken post costs time linear in its size, and at most a bounded amount
+
+/** A camera post with `count` plate items after an overview item; no item has `carAttr` or `PlateConfidence`. */
+function cameraPlates(count: number, overview = ''): string {
+  const items: string[] = [`<item>${overview}<targetImageData><targetBase64Data type="string"><![CDATA[${PLATE_B64}]]></targetBase64Data></targetImageData></item>`];
+  for (let i = 0; i < count; i++) {
+    items.push(`<item><plateNumber type="string"><![CDATA[P${i}]]></plateNumber><vehicleListType type="string">whiteList</vehicleListType></item>`);
+  }
+  return (
+    '<?xml version="1.0" encoding="UTF-8"?>\n<config version="1.7" xmlns="http://www.ipc.com/ver10"><smartType type="openAlramObj">VEHICE</smartType>' +
+    `<currentTime type="tint64">1700000000000000</currentTime><listInfo type="list" count="${count + 1}">${items.join('')}</listInfo></config>`
+  );
+}
+
+function recorderPlates(count: number): string {
+  const items: string[] = [];
+  for (let i = 0; i < count; i++) items.push(`<item><licensePlateAttribute><licensePlateNumber><![CDATA[R${i}]]></licensePlateNumber></licensePlateAttribute></item>`);
+  return `<config version="2.0.0" xmlns="http://www.ipc.com/ver10"><messageType>alarmData</messageType><smartType>vehicle</smartType><licensePlateListInfo>${items.join('')}</licensePlateListInfo></config>`;
+}
+
+/** Fastest of `rounds` runs of `call`, in ms (the fastest is the least disturbed by other work on the machine). */
+function fastest(rounds: number, call: () => unknown): number {
+  let best = Infinity;
+  for (let r = 0; r < rounds; r++) {
+    const start = performance.now();
+    call();
+    best = Math.min(best, performance.now() - start);
+  }
+  return best;
+}
+
+const UNBOUNDED = { maxNodes: Infinity, maxMarkup: Infinity, maxItems: Infinity };
+
+function expectTooComplex(call: () => unknown, message: RegExp): void {
+  assert.throws(call, (err: unknown) => {
+    assert.ok(err instanceof PostTooComplex, `expected PostTooComplex, got ${String(err)}`);
+    assert.equal(err.code, 'EPARSE');
+    assert.match(err.message, message);
+    return true;
+  });
+}
+
+describe('device post parsing: bounded work', () => {
+  it('a 20,000-item camera post parses in time linear in its size (against 1,000 items, same run, limits lifted)', function () {
+    this.timeout(120_000);
+    const small = cameraPlates(1_000);
+    const large = cameraPlates(20_000);
+    const parse = (doc: string): DevicePost[] => parseDevicePost(doc, SENDER, RECEIVED_AT, UNBOUNDED);
+    assert.equal(parse(large).length, 20_000); // also warms up
+    const smallMs = fastest(5, () => parse(small));
+    const largeMs = fastest(2, () => parse(large));
+    const perByte = largeMs / large.length / (smallMs / small.length);
+    // Linear: the same cost per byte, within a generous factor for GC and a busy machine. The
+    // quadratic parse took ~20 times longer per byte at this size (and minutes in all).
+    assert.ok(perByte < 4, `${large.length} bytes took ${largeMs.toFixed(1)} ms, ${small.length} bytes ${smallMs.toFixed(1)} ms: ${perByte.toFixed(2)} times the cost per byte`);
+  });
+
+  it('at the default limits the 20,000-item post is refused before any XML parsing (cheaper than parsing 1,000 items)', function () {
+    this.timeout(60_000);
+    const large = cameraPlates(20_000);
+    const small = cameraPlates(1_000);
+    expectTooComplex(() => parseDevicePost(large, SENDER, RECEIVED_AT), /characters of XML besides the images/);
+    const refuseMs = fastest(3, () => assert.throws(() => parseDevicePost(large, SENDER, RECEIVED_AT)));
+    const parseMs = fastest(3, () => parseDevicePost(small, SENDER, RECEIVED_AT, UNBOUNDED));
+    assert.ok(refuseMs < parseMs, `refusing ${large.length} bytes took ${refuseMs.toFixed(1)} ms, parsing ${small.length} bytes ${parseMs.toFixed(1)} ms`);
+  });
+
+  it('more elements, attributes or character references than maxNodes are refused; a post at the bound parses', () => {
+    const { maxNodes } = PARSE_LIMITS;
+    const head = '<config version="1.7"><smartType>PEA</smartType>';
+    // 4 nodes in the head (config, its attribute, smartType) + 1 per element below.
+    const elements = (n: number): string => `${head}<list>${'<i/>'.repeat(n)}</list></config>`;
+    expectTooComplex(() => parseDevicePost(elements(maxNodes), SENDER, RECEIVED_AT), new RegExp(`more than ${maxNodes} elements`));
+    const atBound = parseDevicePost(elements(maxNodes - 4), SENDER, RECEIVED_AT);
+    assert.equal(atBound[0]?.kind, 'event');
+    const attributes = `${head}<a ${Array.from({ length: maxNodes }, (_, i) => `x${i}="1"`).join(' ')}/></config>`;
+    expectTooComplex(() => parseDevicePost(attributes, SENDER, RECEIVED_AT), /attributes/);
+    const references = `${head}<a>${'&#228;'.repeat(maxNodes)}</a></config>`;
+    expectTooComplex(() => parseDevicePost(references, SENDER, RECEIVED_AT), /references/);
+    // Image data does not count: a post with a real picture is far below the bound.
+    assert.equal(parseDevicePost(buildPlateEvent('ipc', { plate: 'IMG1' }), SENDER, RECEIVED_AT).length, 1);
+  });
+
+  it('the XML besides the images is capped (maxMarkup); image data of any size is not part of it', () => {
+    const text = (n: number): string => `<config version="1.7"><smartType>PEA</smartType><a>${'x'.repeat(n)}</a></config>`;
+    expectTooComplex(() => parseDevicePost(text(PARSE_LIMITS.maxMarkup), SENDER, RECEIVED_AT), /characters of XML/);
+    const scene = Buffer.concat([SNAPSHOT_JPEG, Buffer.alloc(PARSE_LIMITS.maxMarkup)]);
+    const [post] = parseDevicePost(buildPlateEvent('ipc', { plate: 'BIGIMG', scene }), SENDER, RECEIVED_AT) as PlateDetection[];
+    assert.equal(post?.images.scene?.length, scene.toString('base64').length);
+  });
+
+  for (const [format, build] of [
+    ['camera', (n: number) => cameraPlates(n)],
+    ['recorder', recorderPlates],
+  ] as const) {
+    it(`${format}: plates beyond maxItems are ignored and counted; the first ones are read in order`, () => {
+      const { maxItems } = PARSE_LIMITS;
+      const read = readDevicePost(build(maxItems + 7), SENDER, RECEIVED_AT);
+      assert.equal(read.posts.length, maxItems);
+      assert.equal(read.ignoredItems, 7);
+      const plates = read.posts.map((p) => (p as PlateDetection).plate);
+      assert.equal(plates[0], format === 'camera' ? 'P0' : 'R0');
+      assert.equal(plates[maxItems - 1], format === 'camera' ? `P${maxItems - 1}` : `R${maxItems - 1}`);
+      const exact = readDevicePost(build(maxItems), SENDER, RECEIVED_AT);
+      assert.deepEqual([exact.posts.length, exact.ignoredItems], [maxItems, 0]);
+      const lower = readDevicePost(build(10), SENDER, RECEIVED_AT, { maxItems: 3 });
+      assert.deepEqual([lower.posts.length, lower.ignoredItems], [3, 7]);
+    });
+  }
+
+  it("camera: a field a plate item lacks comes from the rest of the document (overview included), never from another plate", () => {
+    const doc = (overview: string, plates: string[]): string =>
+      '<config version="1.7"><smartType>VEHICLE</smartType><listInfo type="list">' +
+      `<item>${overview}</item>` +
+      plates.map((p) => `<item><plateNumber>${p}</plateNumber></item>`).join('') +
+      '</listInfo></config>';
+    const fromOverview = parseDevicePost(doc('<carAttr><color>red</color></carAttr><PlateConfidence count="9100"/>', ['F1', 'F2']), SENDER, RECEIVED_AT) as PlateDetection[];
+    assert.deepEqual(
+      fromOverview.map((p) => [p.plate, p.vehicle, p.confidence]),
+      [
+        ['F1', { color: 'red' }, 91],
+        ['F2', { color: 'red' }, 91],
+      ],
+    );
+    const own =
+      '<config version="1.7"><smartType>VEHICLE</smartType><listInfo type="list">' +
+      '<item><plateNumber>O1</plateNumber><carAttr><color>blue</color></carAttr><PlateConfidence count="9900"/></item>' +
+      '<item><plateNumber>O2</plateNumber></item></listInfo><carAttr><color>grey</color></carAttr></config>';
+    assert.deepEqual(
+      (parseDevicePost(own, SENDER, RECEIVED_AT) as PlateDetection[]).map((p) => [p.plate, p.vehicle, p.confidence]),
+      [
+        ['O1', { color: 'blue' }, 99],
+        ['O2', { color: 'grey' }, undefined],
+      ],
+    );
+  });
+
+  it('image tags that never end (a truncated or hostile post) cost linear time (20,000 against 1,000, limits lifted)', function () {
+    this.timeout(120_000);
+    // No `>` after the first opener: a search for the end of each tag must not run to the end of the text each time.
+    const openers = (n: number): string => `<config><smartType>PEA</smartType>${'<xBase64Data a="1" '.repeat(n)}`;
+    const small = openers(1_000);
+    const large = openers(20_000);
+    const attempt = (doc: string) => (): void => assert.throws(() => parseDevicePost(doc, SENDER, RECEIVED_AT, UNBOUNDED), (err: unknown) => err instanceof IpcamError && err.code === 'EPARSE');
+    attempt(large)();
+    const smallMs = fastest(5, attempt(small));
+    const largeMs = fastest(2, attempt(large));
+    const perByte = largeMs / large.length / (smallMs / small.length);
+    assert.ok(perByte < 4, `${large.length} bytes took ${largeMs.toFixed(1)} ms, ${small.length} bytes ${smallMs.toFixed(1)} ms: ${perByte.toFixed(2)} times the cost per byte`);
   });
 });
 

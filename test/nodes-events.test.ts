@@ -8,7 +8,7 @@ import type { EventEmitter } from 'node:events';
 import { once } from 'node:events';
 import { readdirSync, readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
-import { createServer, type Server } from 'node:net';
+import { connect, createServer, type Server, type Socket } from 'node:net';
 import { resolve } from 'node:path';
 import sinon from 'sinon';
 import type { SinonFakeTimers, SinonSpy } from 'sinon';
@@ -30,6 +30,7 @@ import {
   getNode,
   handleName,
   helper,
+  intercept,
   isRecord,
   logTexts,
   type AdminAnswer,
@@ -231,6 +232,20 @@ function rawPost(port: number, body: string | Buffer, options: { localAddress?: 
     req.on('error', reject);
     req.end(body);
   });
+}
+
+/** JPEG comment segments of about `size` bytes in all, to grow a picture to a real size. */
+function jpegComments(size: number): Buffer {
+  const segments: Buffer[] = [];
+  for (let missing = size; missing > 4; ) {
+    const payload = Math.min(65_533, missing - 4);
+    const segment = Buffer.alloc(payload + 4, 0x5a);
+    segment.writeUInt16BE(0xfffe, 0);
+    segment.writeUInt16BE(payload + 2, 2);
+    segments.push(segment);
+    missing -= segment.length;
+  }
+  return Buffer.concat(segments);
 }
 
 function urlOf(port: number, path = '/'): string {
@@ -747,6 +762,84 @@ describe('ipcam-event-server + ipcam-plate-event nodes', function () {
       // The failed node stays red and sends nothing.
       assert.equal(lastStatus('pe-busy').fill, 'red');
       outputsOf(outputs, 'pe-busy').assertDrained();
+    });
+
+    it('refused posts: one warning from the server at once, not one per plate-event node; the rest summed up', async function () {
+      this.timeout(30_000);
+      const port = await closedPort();
+      const ids = ['pe-a', 'pe-b', 'pe-c', 'pe-d', 'pe-e'];
+      const outputs = await deploy(
+        eventFlow(
+          [serverDef(port)],
+          ids.map((id) => [id]),
+        ),
+        { [SERVER]: { username: EVENT_USER, password: EVENT_PASSWORD } },
+      );
+      for (const id of ids) await listening(id);
+      const serverWarnings: string[] = [];
+      intercept(getNode(SERVER), 'warn', (args) => serverWarnings.push(args.map(String).join(' ')));
+      const results = await poster.postEvent({ url: urlOf(port), plate: 'NOAUTH', images: false, count: 300, concurrency: 4 });
+      assert.deepEqual(new Set(results.map((r) => r.status)), new Set([401]));
+      const refusals = logTexts().filter((t) => t.includes('Post refused (401)'));
+      assert.equal(refusals.length, 1, refusals.join('\n'));
+      assert.match(refusals[0] ?? '', /ipcam-event-server/, 'the line comes from the server node');
+      assert.deepEqual(serverWarnings, ['Post refused (401): Wrong or missing credentials (from 127.0.0.1)']);
+      for (const id of ids) outputsOf(outputs, id).assertDrained();
+      // Closing writes what was held back: the count of the other 299.
+      await helper.unload();
+      assert.equal(serverWarnings.length, 2, serverWarnings.join('\n'));
+      assert.match(serverWarnings[1] ?? '', /^299 more like this in the last 30 s; the last: Post refused \(401\)/);
+      assertNoSecret([...logTexts(), ...serverWarnings], EVENT_PASSWORD, EVENT_USER);
+    });
+
+    it('maxBody blank or the former default 16777216 is 4 MiB: a post with a 1 MB scene arrives, a 5 MiB post is 413', async function () {
+      this.timeout(20_000);
+      for (const maxBody of ['', '16777216']) {
+        const { out, port } = await deployOne({ images: 'buffer' }, { maxBody });
+        const scene = Buffer.concat([SNAPSHOT_JPEG.subarray(0, 2), jpegComments(1024 * 1024), SNAPSHOT_JPEG.subarray(2)]);
+        assert.equal(await post({ url: urlOf(port), plate: 'REAL1', scene }), 200);
+        const p = await out.nextPlate('real-size post');
+        assert.deepEqual((p['images'] as Record<string, unknown>)['scene'], scene);
+        const huge = `${buildPlateEvent('ipc', { plate: 'HUGE1', images: false })}<!--${'h'.repeat(5 * 1024 * 1024)}-->`;
+        assert.equal((await rawPost(port, huge)).status, 413, `maxBody ${JSON.stringify(maxBody)}`);
+        out.assertDrained();
+        await helper.unload();
+      }
+    });
+
+    it('maxConnections: one sender holds at most half; another is served; an invalid value is a bad server setting', async function () {
+      const { out, port } = await deployOne({}, { maxConnections: '8' });
+      const sockets = await Promise.all(
+        Array.from(
+          { length: 20 },
+          () =>
+            new Promise<Socket>((resolveSocket) => {
+              const socket = connect({ host: '127.0.0.1', port }, () => resolveSocket(socket));
+              socket.on('error', () => undefined);
+            }),
+        ),
+      );
+      try {
+        await within(
+          (async () => {
+            while (sockets.filter((s) => !s.destroyed && !s.readableEnded).length > 4) await new Promise((r) => setTimeout(r, 10));
+          })(),
+          'connections beyond 4 closed',
+        );
+        const allowed = await rawPost(port, buildPlateEvent('ipc', { plate: 'OTHER1', images: false }), { localAddress: '127.0.0.2' });
+        assert.equal(allowed.status, 200);
+        assert.equal((await out.nextPlate('from another sender'))['plate'], 'OTHER1');
+      } finally {
+        for (const s of sockets) s.destroy();
+      }
+      await helper.unload();
+      await deploy(eventFlow([serverDef(await closedPort(), { maxConnections: '0' })], [[PE]]));
+      const red = await waitForStatus(PE, (s) => s.fill === 'red', 'red');
+      assert.equal(red.text, 'bad server setting');
+      assert.ok(
+        logTexts().some((t) => /maxConnections must be a whole number from 1 to 10000/.test(t)),
+        'the log does not say what is wrong',
+      );
     });
 
     it('maxBody exceeded: 413 and no message; the next valid post still arrives', async function () {

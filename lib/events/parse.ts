@@ -57,12 +57,49 @@ const LIST_TYPES = new Set(['whiteList', 'blackList', 'temporaryList']);
 const BLOB_MARK = '@ipcam-blob:';
 
 /**
+ * What one post may cost. Real posts hold about a hundred elements and attributes and one or two
+ * plates (captures); the XML around their images is a few kilobytes. The bounds leave a wide
+ * margin above that and keep the worst post to a short, linear parse.
+ */
+export interface ParseLimits {
+  /** Elements, attributes and character references in the XML outside the image data. */
+  maxNodes: number;
+  /** Characters of XML outside the image data. */
+  maxMarkup: number;
+  /** Plates read from one post; further plate items are skipped and counted. */
+  maxItems: number;
+}
+
+export const PARSE_LIMITS: Readonly<ParseLimits> = Object.freeze({ maxNodes: 10_000, maxMarkup: 256 * 1024, maxItems: 100 });
+
+/** A post over a `ParseLimits` bound: refused before the XML parser sees it. */
+export class PostTooComplex extends IpcamError {
+  constructor(message: string) {
+    super('EPARSE', message);
+    this.name = 'PostTooComplex';
+  }
+}
+
+/** The posts in a body and how many plate items beyond `maxItems` were skipped. */
+export interface ReadPost {
+  posts: DevicePost[];
+  ignoredItems: number;
+}
+
+/**
  * Parses one device post into what it reports; a post may carry several plates. Image data is
  * cut out before XML parsing (bodies run to 500 KB and more), so parsing costs what the small
- * document around it costs.
+ * document around it costs. Throws EPARSE when unreadable, `PostTooComplex` over a limit.
  */
-export function parseDevicePost(body: Buffer | string, senderIp: string, receivedAt = Date.now()): DevicePost[] {
+export function parseDevicePost(body: Buffer | string, senderIp: string, receivedAt = Date.now(), limits: Partial<ParseLimits> = {}): DevicePost[] {
+  return readDevicePost(body, senderIp, receivedAt, limits).posts;
+}
+
+/** `parseDevicePost` that also says how many plate items the item cap skipped. Linear in the body size. */
+export function readDevicePost(body: Buffer | string, senderIp: string, receivedAt = Date.now(), limits: Partial<ParseLimits> = {}): ReadPost {
+  const bounds: ParseLimits = { ...PARSE_LIMITS, ...limits };
   const { xmlText, blobs } = extractImages(stripPreamble(typeof body === 'string' ? body : body.toString('utf8')));
+  checkSize(xmlText, bounds);
   const root = parseXml(xmlText);
   const device = deviceOf(root, senderIp);
   const time = timeOf(root, receivedAt);
@@ -71,66 +108,107 @@ export function parseDevicePost(body: Buffer | string, senderIp: string, receive
     if (text === undefined || !text.startsWith(BLOB_MARK)) return text === '' ? undefined : text;
     return blobs[Number(text.slice(BLOB_MARK.length))];
   };
+  const one = (post: DevicePost): ReadPost => ({ posts: [post], ignoredItems: 0 });
 
   if (root.name.toLowerCase() === 'deviceinfo' || textOf(root, 'messageType') === 'keepalive') {
-    return [{ kind: 'keepalive', device, time }];
+    return one({ kind: 'keepalive', device, time });
   }
   const channel = channelOf(root);
   const alarmInfo = child(root, 'alarmStatusInfo');
-  if (alarmInfo) return [{ kind: 'alarmStatus', time, ...(channel !== undefined && { channel }), device, alarms: alarmsOf(alarmInfo) }];
+  if (alarmInfo) return one({ kind: 'alarmStatus', time, ...(channel !== undefined && { channel }), device, alarms: alarmsOf(alarmInfo) });
 
   const smartType = textOf(root, 'smartType') ?? '';
   if (/^vehic(l)?e$/i.test(smartType)) {
-    const plates = child(root, 'licensePlateListInfo') ? recorderPlates(root, blob) : cameraPlates(root, blob);
-    return plates.map((p) => ({ kind: 'plate', ...p, time, device, ...(p.channel === undefined && channel !== undefined && { channel }) }));
+    const { plates, ignored } = child(root, 'licensePlateListInfo') ? recorderPlates(root, blob, bounds.maxItems) : cameraPlates(root, blob, bounds.maxItems);
+    const posts = plates.map((p): DevicePost => ({ kind: 'plate', ...p, time, device, ...(p.channel === undefined && channel !== undefined && { channel }) }));
+    return { posts, ignoredItems: ignored };
   }
-  if (smartType === '' && !child(root, 'messageType')) throw new IpcamError('EPARSE', `Unknown post: root <${root.name}> without smartType or messageType`);
-  return [{ kind: 'event', type: smartType || (textOf(root, 'messageType') as string), time, ...(channel !== undefined && { channel }), device, data: withoutImages(toTyped(root)) }];
+  if (smartType === '' && !child(root, 'messageType')) throw new IpcamError('EPARSE', `Unknown post: root <${root.name.slice(0, 64)}> without smartType or messageType`);
+  return one({ kind: 'event', type: smartType || (textOf(root, 'messageType') as string), time, ...(channel !== undefined && { channel }), device, data: withoutImages(toTyped(root)) });
+}
+
+/**
+ * The XML parser's cost grows with the markup and with every element, attribute and character
+ * reference (each `<` that opens something, each `=`, each `&`): bounded here by one scan, before
+ * it builds anything.
+ */
+function checkSize(xmlText: string, limits: ParseLimits): void {
+  if (xmlText.length > limits.maxMarkup) throw new PostTooComplex(`Too large: ${xmlText.length} characters of XML besides the images, more than ${limits.maxMarkup}`);
+  let nodes = 0;
+  for (let i = 0; i < xmlText.length; i++) {
+    const c = xmlText.charCodeAt(i);
+    if ((c === 0x3c /* < */ && xmlText.charCodeAt(i + 1) !== 0x2f) /* not </ */ || c === 0x3d /* = */ || c === 0x26 /* & */) {
+      if (++nodes > limits.maxNodes) throw new PostTooComplex(`Too complex: more than ${limits.maxNodes} elements, attributes and references`);
+    }
+  }
 }
 
 type PlateFields = Omit<PlateDetection, 'kind' | 'time' | 'device'>;
 type BlobReader = (el: XmlElement | undefined) => string | undefined;
+interface Plates {
+  plates: PlateFields[];
+  ignored: number;
+}
 
-/** Camera format: `listInfo/item/plateNumber`; the first item is often an overview without plate. */
-function cameraPlates(root: XmlElement, blob: BlobReader): PlateFields[] {
+/** The first `max` items that hold a plate, and how many more there were. */
+function plateItems(entries: XmlElement[], hasPlate: (item: XmlElement) => boolean, max: number): { kept: XmlElement[]; ignored: number } {
+  const kept: XmlElement[] = [];
+  let ignored = 0;
+  for (const item of entries) {
+    if (!hasPlate(item)) continue;
+    if (kept.length < max) kept.push(item);
+    else ignored += 1;
+  }
+  return { kept, ignored };
+}
+
+/**
+ * Camera format: `listInfo/item/plateNumber`; the first item is often an overview without plate.
+ * A field an item lacks (`carAttr`, `PlateConfidence`) is taken from the rest of the document
+ * (overview item included), found once: another plate's fields are never borrowed.
+ */
+function cameraPlates(root: XmlElement, blob: BlobReader, maxItems: number): Plates {
   const scene = blob(find(root, 'sourceBase64Data'));
   const entries = items(child(root, 'listInfo'));
   const overview = entries.find((item) => !textOf(item, 'plateNumber'));
   const overviewImage = blob(find(overview, 'targetBase64Data'));
-  return entries
-    .filter((item) => textOf(item, 'plateNumber'))
-    .map((item) => {
-      const carAttr = find(item, 'carAttr') ?? find(root, 'carAttr');
-      return plateFields({
-        plate: textOf(item, 'plateNumber') as string,
-        list: textOf(item, 'vehicleListType'),
-        direction: textOf(item, 'vehicleDirect') ?? textOf(root, 'vehicleDirect'),
-        confidence: find(item, 'PlateConfidence') ?? find(root, 'PlateConfidence'),
-        channel: textOf(item, 'channelId') ?? textOf(root, 'channelId'),
-        vehicle: carAttr,
-        plateImage: blob(find(item, 'targetBase64Data')),
-        scene: scene ?? overviewImage,
-      });
+  const withPlate = (item: XmlElement): boolean => Boolean(textOf(item, 'plateNumber'));
+  const { kept, ignored } = plateItems(entries, withPlate, maxItems);
+  const skip = new Set(entries.filter(withPlate));
+  const shared = findOutside(root, ['carAttr', 'PlateConfidence'], skip);
+  const plates = kept.map((item) => {
+    const carAttr = find(item, 'carAttr') ?? shared.get('carAttr');
+    return plateFields({
+      plate: textOf(item, 'plateNumber') as string,
+      list: textOf(item, 'vehicleListType'),
+      direction: textOf(item, 'vehicleDirect') ?? textOf(root, 'vehicleDirect'),
+      confidence: find(item, 'PlateConfidence') ?? shared.get('PlateConfidence'),
+      channel: textOf(item, 'channelId') ?? textOf(root, 'channelId'),
+      vehicle: carAttr,
+      plateImage: blob(find(item, 'targetBase64Data')),
+      scene: scene ?? overviewImage,
     });
+  });
+  return { plates, ignored };
 }
 
 /** Recorder format: `licensePlateListInfo/item/licensePlateAttribute/licensePlateNumber`. */
-function recorderPlates(root: XmlElement, blob: BlobReader): PlateFields[] {
+function recorderPlates(root: XmlElement, blob: BlobReader, maxItems: number): Plates {
   const scene = blob(find(root, 'sourceBase64Data'));
-  return items(child(root, 'licensePlateListInfo'))
-    .filter((item) => find(item, 'licensePlateNumber')?.text)
-    .map((item) =>
-      plateFields({
-        plate: find(item, 'licensePlateNumber')?.text as string,
-        list: textOf(item, 'vehicleListType') ?? find(item, 'vehicleListType')?.text,
-        direction: find(item, 'vehicleDirect')?.text ?? find(item, 'direction')?.text,
-        confidence: find(item, 'PlateConfidence') ?? find(item, 'confidence'),
-        channel: undefined,
-        vehicle: child(item, 'carAttribute'),
-        plateImage: blob(find(item, 'targetBase64Data')),
-        scene,
-      }),
-    );
+  const { kept, ignored } = plateItems(items(child(root, 'licensePlateListInfo')), (item) => Boolean(find(item, 'licensePlateNumber')?.text), maxItems);
+  const plates = kept.map((item) =>
+    plateFields({
+      plate: find(item, 'licensePlateNumber')?.text as string,
+      list: textOf(item, 'vehicleListType') ?? find(item, 'vehicleListType')?.text,
+      direction: find(item, 'vehicleDirect')?.text ?? find(item, 'direction')?.text,
+      confidence: find(item, 'PlateConfidence') ?? find(item, 'confidence'),
+      channel: undefined,
+      vehicle: child(item, 'carAttribute'),
+      plateImage: blob(find(item, 'targetBase64Data')),
+      scene,
+    }),
+  );
+  return { plates, ignored };
 }
 
 interface RawPlate {
@@ -270,6 +348,21 @@ function find(el: XmlElement | undefined, name: string): XmlElement | undefined 
   return undefined;
 }
 
+/** The first element of each name in document order, in one walk that leaves out the `skip` subtrees. */
+function findOutside(root: XmlElement, names: string[], skip: Set<XmlElement>): Map<string, XmlElement> {
+  const found = new Map<string, XmlElement>();
+  const walk = (el: XmlElement): void => {
+    for (const c of el.children) {
+      if (found.size === names.length) return;
+      if (skip.has(c)) continue;
+      if (names.includes(c.name) && !found.has(c.name)) found.set(c.name, c);
+      walk(c);
+    }
+  };
+  walk(root);
+  return found;
+}
+
 /** Some cameras put raw base64 between the XML declaration and the root: skip to the root. */
 function stripPreamble(text: string): string {
   let start = text.charCodeAt(0) === 0xfeff ? 1 : 0;
@@ -284,28 +377,31 @@ function stripPreamble(text: string): string {
   return text.slice(root);
 }
 
-// A self-closed element (`<targetBase64Data type="string"/>`, no image) is not an opening tag.
-/** Opening tags of image elements (`targetBase64Data`, `sourceBase64Data`, ...); self-closed ones are skipped. */
-const IMAGE_OPENER = /<(\w*Base64Data)(\s[^>]*)?>/g;
+/** Names of image elements (`targetBase64Data`, `sourceBase64Data`, ...) where a tag opens. */
+const IMAGE_NAME = /<(\w*Base64Data)(?=[\s>/])/g;
 
 /**
  * Cuts the base64 image data out of the text, leaving a marker the parser reads as plain text.
- * The content is found with indexOf, not a regular expression: it runs to hundreds of kilobytes.
+ * Tag ends and contents are found with indexOf, each search starting where the last one ended:
+ * one pass over the text, however it is made. A self-closed image element (no image) is skipped.
  */
 function extractImages(text: string): { xmlText: string; blobs: string[] } {
   const blobs: string[] = [];
   const parts: string[] = [];
   let copied = 0;
-  IMAGE_OPENER.lastIndex = 0;
-  for (let m = IMAGE_OPENER.exec(text); m; m = IMAGE_OPENER.exec(text)) {
-    if (m[0].endsWith('/>')) continue;
-    const start = m.index + m[0].length;
+  IMAGE_NAME.lastIndex = 0;
+  for (let m = IMAGE_NAME.exec(text); m; m = IMAGE_NAME.exec(text)) {
+    const tagEnd = text.indexOf('>', IMAGE_NAME.lastIndex);
+    if (tagEnd < 0) break;
+    IMAGE_NAME.lastIndex = tagEnd + 1;
+    if (text.charCodeAt(tagEnd - 1) === 0x2f /* / */) continue;
+    const start = tagEnd + 1;
     const end = text.indexOf(`</${m[1] as string}>`, start);
     if (end < 0) break;
     blobs.push(unwrapCdata(text.slice(start, end)));
     parts.push(text.slice(copied, start), `${BLOB_MARK}${blobs.length - 1}`);
     copied = end;
-    IMAGE_OPENER.lastIndex = end;
+    IMAGE_NAME.lastIndex = end;
   }
   if (blobs.length === 0) return { xmlText: text, blobs };
   parts.push(text.slice(copied));

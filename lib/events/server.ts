@@ -1,9 +1,11 @@
 import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { BlockList, isIP, type AddressInfo, type Socket } from 'node:net';
+import { BlockList, isIP, type AddressInfo, type DropArgument, type Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { IpcamError, inputError } from '../errors';
 import { XML_NS } from '../xml/codec';
-import { parseDevicePost, type DevicePost } from './parse';
+import { PostTooComplex, readDevicePost, type DevicePost, type ParseLimits } from './parse';
+import { WarningThrottle } from './throttle';
 
 export interface EventServerOptions {
   /** TCP port (default 5002; 0 picks a free one). */
@@ -12,13 +14,25 @@ export interface EventServerOptions {
   bind?: string;
   /** Path prefix posts must be under (default `/`). */
   path?: string;
-  /** Largest body accepted (default 16 MiB); a larger one is answered 413. */
+  /** Largest body accepted (default 4 MiB); a larger one is answered 413. */
   maxBody?: number;
+  /** Connections held at once (default 256); one sender may hold at most half. Excess ones are closed at once. */
+  maxConnections?: number;
+  /** Time a request may take to send its headers, ms (default 15 s); then 408 and closed. */
+  headersTimeout?: number;
+  /** Time a whole request may take, body included, ms (default 60 s). */
+  requestTimeout?: number;
   /** Comma-separated IPs and CIDRs allowed to post; empty = any. */
   allow?: string;
   /** Basic credentials devices must send; none = no authentication. */
   username?: string;
   password?: string;
+  /** Where warnings go (refused posts, dropped connections): one line per kind at once, then one summary per `warnEveryMs`. */
+  onWarning?: (text: string) => void;
+  /** Interval of the warning summaries, ms (default 30 s). */
+  warnEveryMs?: number;
+  /** Bounds of one post's parse (see `PARSE_LIMITS`). */
+  parseLimits?: Partial<ParseLimits>;
 }
 
 export type EventServerState = 'starting' | 'listening' | 'failed' | 'closed';
@@ -33,41 +47,75 @@ export interface ReceivedPost {
 /** What a node subscribes with; every callback is optional. */
 export interface EventSubscriber {
   onPost?(post: ReceivedPost): void;
-  onWarning?(text: string): void;
   onState?(state: EventServerState, detail?: string): void;
 }
 
 /** Cameras expect this answer, fast, to every post (field notes). */
 export const SUCCESS_DOCUMENT = `<?xml version="1.0" encoding="UTF-8"?>\n<config version="1.0" xmlns="${XML_NS}"><status>success</status></config>`;
-const DEFAULT_MAX_BODY = 16 * 1024 * 1024;
+/** The largest real posts (scene and plate pictures) run to about 1.3 MB: room for three times that. */
+export const DEFAULT_MAX_BODY = 4 * 1024 * 1024;
+/** Each camera keeps one connection open; a few hundred devices per server is a large site. */
+export const DEFAULT_MAX_CONNECTIONS = 256;
+export const MAX_CONNECTIONS_LIMIT = 10_000;
 /** Cameras post a keep-alive every ~30 s; closing idle sockets sooner makes them reconnect constantly. */
 const KEEP_ALIVE_MS = 65_000;
+/** A device sends its headers at once: a request still incomplete after this is not a device. */
+const DEFAULT_HEADERS_TIMEOUT_MS = 15_000;
+/** A 4 MiB post over a slow uplink (1 Mbit/s) takes about 35 s. */
+const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
+const DEFAULT_WARN_EVERY_MS = 30_000;
+/** Bodies being received at once may hold this many times `maxBody` in all; beyond that 503. */
+const BUFFERED_BODIES = 16;
+/** A refused body is read (and dropped) up to this many times `maxBody`, so that its sender can read the answer. */
+const DROP_LIMIT = 2;
+/** Sender text quoted in a warning (a path, a parser message) is cut to this. */
+const QUOTE_MAX = 120;
 
 interface Resolved {
   port: number;
   bind: string;
   path: string;
   maxBody: number;
+  maxConnections: number;
+  perSender: number;
+  headersTimeout: number;
+  requestTimeout: number;
   allow: BlockList | undefined;
   basic: Buffer | undefined;
+  warnEveryMs: number;
 }
+
+type Refuse = (status: number, text: string, headers?: Record<string, string>) => void;
 
 /**
  * The HTTP listener devices post events to: answers each post at once, enforces the limits and
  * hands parsed posts to every subscriber. One per `ipcam-event-server` config node.
+ *
+ * Everything a sender can make it hold is bounded: connections (in all and per sender), the time
+ * a request may take, the bytes of bodies being received, the cost of parsing a post, and the
+ * warnings it writes. It keeps nothing per device.
  */
 export class EventServer {
   private readonly opts: Resolved;
+  private readonly parseLimits: Partial<ParseLimits>;
   private readonly subscribers = new Set<EventSubscriber>();
   private readonly sockets = new Set<Socket>();
+  /** Open connections per sender address: at most one entry per open connection. */
+  private readonly perSender = new Map<string, number>();
+  private readonly warnings: WarningThrottle;
   private server: Server | undefined;
   private current: EventServerState = 'starting';
   private detail: string | undefined;
-  /** Last time each device (by mac, else ip) posted anything, keep-alives included. */
-  readonly lastSeen = new Map<string, number>();
+  /** Body bytes held by requests still being received. */
+  private buffered = 0;
+  /** The response being written on a connection: a timeout or parse error then must not write a second status line. */
+  private readonly responding = new WeakMap<Duplex, ServerResponse>();
 
   constructor(options: EventServerOptions = {}) {
     this.opts = resolve(options);
+    this.parseLimits = { ...options.parseLimits };
+    const sink = options.onWarning ?? ((): void => undefined);
+    this.warnings = new WarningThrottle(sink, this.opts.warnEveryMs);
   }
 
   get state(): EventServerState {
@@ -84,18 +132,35 @@ export class EventServer {
     return typeof address === 'object' && address ? (address as AddressInfo).port : this.opts.port;
   }
 
+  /** Connections open now (a test and status aid). */
+  get connections(): number {
+    return this.sockets.size;
+  }
+
+  /** Body bytes held now by posts being received (a test and status aid). */
+  get bodyBytes(): number {
+    return this.buffered;
+  }
+
   /** Starts listening. A port in use or a refused bind is `ECONN` with a clear message, never a crash. */
   async start(): Promise<void> {
-    const server = createServer({ keepAliveTimeout: KEEP_ALIVE_MS, headersTimeout: KEEP_ALIVE_MS + 5_000, requestTimeout: 0 }, (req, res) => this.handle(req, res));
+    const { headersTimeout, requestTimeout } = this.opts;
+    const server = createServer(
+      {
+        keepAliveTimeout: KEEP_ALIVE_MS,
+        headersTimeout,
+        requestTimeout,
+        // How often the two timeouts above are checked: the default 30 s would let a request stall for up to 45 s.
+        connectionsCheckingInterval: Math.max(100, Math.min(1_000, Math.floor(headersTimeout / 4))),
+      },
+      (req, res) => this.handle(req, res),
+    );
     server.keepAliveTimeout = KEEP_ALIVE_MS;
-    server.on('connection', (socket) => {
-      this.sockets.add(socket);
-      socket.on('close', () => this.sockets.delete(socket));
-    });
-    server.on('clientError', (_err, socket) => {
-      if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
-      else socket.destroy();
-    });
+    // Node closes connections beyond this at once, before any work is spent on them.
+    server.maxConnections = this.opts.maxConnections;
+    server.on('drop', (data?: DropArgument) => this.warnings.warn('connection cap', `Connection limit of ${this.opts.maxConnections} reached: a connection from ${plainAddress(data?.remoteAddress ?? '?')} was closed`));
+    server.on('connection', (socket: Socket) => this.admit(socket));
+    server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => this.clientError(err, socket));
     this.server = server;
     try {
       await new Promise<void>((resolveListen, reject) => {
@@ -125,10 +190,12 @@ export class EventServer {
     this.server = undefined;
     this.subscribers.clear();
     this.current = 'closed';
+    this.warnings.close();
     if (!server) return;
     const closed = new Promise<void>((done) => server.close(() => done()));
     for (const socket of this.sockets) socket.destroy();
     this.sockets.clear();
+    this.perSender.clear();
     await closed;
   }
 
@@ -138,14 +205,51 @@ export class EventServer {
     for (const s of this.subscribers) s.onState?.(state, detail);
   }
 
-  private warn(text: string): void {
-    for (const s of this.subscribers) s.onWarning?.(text);
+  /** One sender may hold half the connections: a flood from one host leaves room for the devices. */
+  private admit(socket: Socket): void {
+    const sender = plainAddress(socket.remoteAddress ?? '');
+    const held = this.perSender.get(sender) ?? 0;
+    if (!this.server) {
+      socket.destroy();
+      return;
+    }
+    if (held >= this.opts.perSender) {
+      socket.destroy();
+      this.warnings.warn('sender cap', `${sender} holds ${held} connections, the most one sender may: a further one was closed`);
+      return;
+    }
+    this.perSender.set(sender, held + 1);
+    this.sockets.add(socket);
+    socket.once('close', () => {
+      this.sockets.delete(socket);
+      const left = (this.perSender.get(sender) ?? 1) - 1;
+      if (left > 0) this.perSender.set(sender, left);
+      else this.perSender.delete(sender);
+    });
+  }
+
+  /** Unparsable requests and the header and request timeouts: answered, closed, and logged at a bounded rate. */
+  private clientError(err: NodeJS.ErrnoException, socket: Duplex): void {
+    // Already answered (its peer's end then fails the parser a second time) or closed: nothing more to say.
+    if (socket.writableEnded || socket.destroyed) {
+      socket.destroy();
+      return;
+    }
+    const remote = plainAddress((socket as Socket).remoteAddress ?? '?');
+    const timedOut = err.code === 'ERR_HTTP_REQUEST_TIMEOUT';
+    if (timedOut) this.warnings.warn('timeout', `A request from ${remote} was not complete in time: answered 408 and closed`);
+    else this.warnings.warn('malformed', `A malformed request from ${remote} (${err.code ?? 'bad request'}): answered 400 and closed`);
+    const res = this.responding.get(socket);
+    const midResponse = res !== undefined && res.headersSent && !res.writableFinished;
+    if (socket.writable && !midResponse) socket.end(timedOut ? 'HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n' : 'HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+    else socket.destroy();
   }
 
   private handle(req: IncomingMessage, res: ServerResponse): void {
     const remote = plainAddress(req.socket.remoteAddress ?? '');
-    const refuse = (status: number, text: string, headers: Record<string, string> = {}): void => {
-      this.warn(`${text} (from ${remote})`);
+    this.responding.set(req.socket, res);
+    const refuse: Refuse = (status, text, headers = {}) => {
+      this.warnings.warn(`refused ${status}`, `Post refused (${status}): ${text} (from ${remote})`);
       res.writeHead(status, { 'content-type': 'text/plain', ...headers });
       res.end(`${text}\n`);
     };
@@ -159,64 +263,115 @@ export class EventServer {
     }
     if (!this.pathAllowed(req.url ?? '/')) {
       req.resume();
-      return refuse(404, `Path ${pathOf(req.url ?? '/')} is not served here`);
+      return refuse(404, `Path ${quote(pathOf(req.url ?? '/'))} is not served here`);
     }
     if (req.method !== 'POST' && req.method !== 'PUT') {
       req.resume();
-      return refuse(405, `Method ${req.method ?? ''} not allowed: devices post events`, { allow: 'POST' });
+      return refuse(405, `Method ${quote(req.method ?? '')} not allowed: devices post events`, { allow: 'POST' });
     }
     const declared = Number(req.headers['content-length']);
-    if (Number.isFinite(declared) && declared > this.opts.maxBody) return this.tooLarge(req, res, refuse);
+    if (Number.isFinite(declared) && declared > this.opts.maxBody) return this.tooLarge(req, refuse, 0);
+    this.receive(req, res, remote, refuse);
+  }
 
+  /** Reads the body within `maxBody` and the budget of all bodies in flight, then answers and delivers. */
+  private receive(req: IncomingMessage, res: ServerResponse, remote: string, refuse: Refuse): void {
     const chunks: Buffer[] = [];
     let size = 0;
-    let aborted = false;
+    let done = false;
+    const release = (): void => {
+      this.buffered -= size;
+      size = 0;
+      chunks.length = 0;
+    };
     req.on('data', (chunk: Buffer) => {
-      if (aborted) return;
-      size += chunk.length;
-      if (size > this.opts.maxBody) {
-        aborted = true;
-        chunks.length = 0;
-        this.tooLarge(req, res, refuse);
+      if (done) return;
+      if (size + chunk.length > this.opts.maxBody) {
+        done = true;
+        const received = size + chunk.length;
+        release();
+        this.tooLarge(req, refuse, received);
         return;
       }
+      if (this.buffered + chunk.length > this.opts.maxBody * BUFFERED_BODIES) {
+        done = true;
+        const received = size + chunk.length;
+        release();
+        this.dropRest(req, received, () => refuse(503, `Too many large posts being received at once (${this.opts.maxBody * BUFFERED_BODIES} bytes in all)`, { 'retry-after': '5' }));
+        return;
+      }
+      size += chunk.length;
+      this.buffered += chunk.length;
       chunks.push(chunk);
     });
     req.on('error', () => undefined);
+    // An aborted request (timeout, peer gone) ends here without 'end': its bytes are released.
+    req.on('close', () => {
+      if (!done) {
+        done = true;
+        release();
+      }
+    });
     req.on('end', () => {
-      if (aborted) return;
+      if (done) return;
+      done = true;
+      const body = Buffer.concat(chunks, size);
+      release();
       const receivedAt = Date.now();
-      const posts = this.parse(Buffer.concat(chunks, size), remote, receivedAt);
-      if (typeof posts === 'string') return refuse(400, posts);
+      const read = this.parse(body, remote, receivedAt);
+      if (read.refused) return refuse(read.refused.status, read.refused.text);
       res.writeHead(200, { 'content-type': 'application/xml', 'content-length': Buffer.byteLength(SUCCESS_DOCUMENT) });
       res.end(SUCCESS_DOCUMENT);
-      this.dispatch({ remoteAddress: remote, receivedAt, posts });
+      if (read.ignoredItems > 0) {
+        const kept = read.posts.filter((p) => p.kind === 'plate').length;
+        this.warnings.warn('items', `A post from ${remote} carried ${kept + read.ignoredItems} plates: the first ${kept} were read, ${read.ignoredItems} ignored`);
+      }
+      this.dispatch({ remoteAddress: remote, receivedAt, posts: read.posts });
     });
   }
 
-  /** 413 and close that connection: the rest of its body is not worth reading. */
-  private tooLarge(req: IncomingMessage, res: ServerResponse, refuse: (status: number, text: string, headers?: Record<string, string>) => void): void {
-    refuse(413, `Post larger than ${this.opts.maxBody} bytes refused`, { connection: 'close' });
-    res.on('finish', () => req.socket.destroySoon());
+  /** 413, and nothing of the body kept. */
+  private tooLarge(req: IncomingMessage, refuse: Refuse, received: number): void {
+    const text = `Post larger than ${this.opts.maxBody} bytes refused`;
+    const declared = Number(req.headers['content-length']);
+    // Not worth reading: answered at once and closed after the answer.
+    if (Number.isFinite(declared) && declared > DROP_LIMIT * this.opts.maxBody) return refuse(413, text, { connection: 'close' });
+    this.dropRest(req, received, () => refuse(413, text));
   }
 
-  /** The posts in a body, or the reason it is unreadable. */
-  private parse(body: Buffer, remote: string, receivedAt: number): DevicePost[] | string {
-    if (body.length === 0) return 'Empty post';
+  /**
+   * Reads the rest of a refused body, dropping it, and answers when it has ended: a sender that
+   * gets its answer while still sending sees its socket reset, losing the answer. A body that
+   * goes on beyond `DROP_LIMIT` times `maxBody` in all is cut off without an answer.
+   */
+  private dropRest(req: IncomingMessage, received: number, answer: () => void): void {
+    let seen = received;
+    req.on('data', (chunk: Buffer) => {
+      seen += chunk.length;
+      if (seen > DROP_LIMIT * this.opts.maxBody) req.socket.destroy();
+    });
+    req.on('end', answer);
+    req.resume();
+  }
+
+  /** The posts in a body, or why it is refused: 400 unreadable, 413 over a parse limit. */
+  private parse(body: Buffer, remote: string, receivedAt: number): { posts: DevicePost[]; ignoredItems: number; refused?: { status: number; text: string } } {
+    if (body.length === 0) return { posts: [], ignoredItems: 0, refused: { status: 400, text: 'Empty post' } };
     try {
-      return parseDevicePost(body, remote, receivedAt);
+      return readDevicePost(body, remote, receivedAt, this.parseLimits);
     } catch (err) {
-      return `Unreadable post: ${err instanceof Error ? err.message : String(err)}`;
+      const message = quote(err instanceof Error ? err.message : String(err));
+      if (err instanceof PostTooComplex) return { posts: [], ignoredItems: 0, refused: { status: 413, text: message } };
+      return { posts: [], ignoredItems: 0, refused: { status: 400, text: `Unreadable post: ${message}` } };
     }
   }
 
   private dispatch(received: ReceivedPost): void {
-    for (const post of received.posts) this.lastSeen.set(post.device.mac ?? post.device.ip, received.receivedAt);
     for (const s of this.subscribers) {
       try {
         s.onPost?.(received);
       } catch (err) {
-        this.warn(`A subscriber failed: ${err instanceof Error ? err.message : String(err)}`);
+        this.warnings.warn('subscriber', `A subscriber failed: ${quote(err instanceof Error ? err.message : String(err))}`);
       }
     }
   }
@@ -226,6 +381,11 @@ export class EventServer {
     const base = this.opts.path;
     return base === '/' || path === base || path.startsWith(base.endsWith('/') ? base : `${base}/`);
   }
+}
+
+/** Text from a sender, cut short for a log line. */
+function quote(text: string): string {
+  return text.length > QUOTE_MAX ? `${text.slice(0, QUOTE_MAX)}...` : text;
 }
 
 /** Recorders send an absolute URL in the request line (`POST http://host:port/path`). */
@@ -264,7 +424,29 @@ function resolve(o: EventServerOptions): Resolved {
   if (!path.startsWith('/')) path = `/${path}`;
   const maxBody = o.maxBody ?? DEFAULT_MAX_BODY;
   if (!Number.isInteger(maxBody) || maxBody < 1) throw inputError(`maxBody must be a whole number of bytes above 0, got ${String(o.maxBody)}`);
-  const resolved: Resolved = { port, bind, path, maxBody, allow: allowList(o.allow), basic: undefined };
+  const maxConnections = o.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+  if (!Number.isInteger(maxConnections) || maxConnections < 1 || maxConnections > MAX_CONNECTIONS_LIMIT) {
+    throw inputError(`maxConnections must be a whole number from 1 to ${MAX_CONNECTIONS_LIMIT}, got ${String(o.maxConnections)}`);
+  }
+  const headersTimeout = o.headersTimeout ?? DEFAULT_HEADERS_TIMEOUT_MS;
+  const requestTimeout = o.requestTimeout ?? Math.max(DEFAULT_REQUEST_TIMEOUT_MS, headersTimeout);
+  if (!Number.isInteger(headersTimeout) || headersTimeout < 1) throw inputError(`headersTimeout must be a whole number of ms above 0, got ${String(o.headersTimeout)}`);
+  if (!Number.isInteger(requestTimeout) || requestTimeout < headersTimeout) throw inputError(`requestTimeout must be a whole number of ms, at least headersTimeout (${headersTimeout}), got ${String(o.requestTimeout)}`);
+  const warnEveryMs = o.warnEveryMs ?? DEFAULT_WARN_EVERY_MS;
+  if (!Number.isInteger(warnEveryMs) || warnEveryMs < 1) throw inputError(`warnEveryMs must be a whole number of ms above 0, got ${String(o.warnEveryMs)}`);
+  const resolved: Resolved = {
+    port,
+    bind,
+    path,
+    maxBody,
+    maxConnections,
+    perSender: Math.max(1, Math.floor(maxConnections / 2)),
+    headersTimeout,
+    requestTimeout,
+    allow: allowList(o.allow),
+    basic: undefined,
+    warnEveryMs,
+  };
   if (o.username) resolved.basic = Buffer.from(`Basic ${Buffer.from(`${o.username}:${o.password ?? ''}`, 'utf8').toString('base64')}`, 'utf8');
   return resolved;
 }

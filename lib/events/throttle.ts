@@ -1,0 +1,67 @@
+/**
+ * Warnings at a bounded rate: the first of a kind is written at once, later ones of that kind
+ * within `intervalMs` are only counted, and one summary line per interval reports them. A sender
+ * refused a thousand times a second costs a line every interval, not a thousand.
+ *
+ * Kinds are a small fixed set chosen by the caller (never text from a sender), so the state is
+ * bounded by that set.
+ */
+export class WarningThrottle {
+  private readonly kinds = new Map<string, { suppressed: number; last: string; timer: NodeJS.Timeout }>();
+  private closed = false;
+
+  constructor(
+    private readonly emit: (text: string) => void,
+    private readonly intervalMs: number,
+  ) {}
+
+  warn(kind: string, text: string): void {
+    if (this.closed) return;
+    const state = this.kinds.get(kind);
+    if (state) {
+      state.suppressed += 1;
+      state.last = text;
+      return;
+    }
+    this.kinds.set(kind, { suppressed: 0, last: text, timer: this.timer(kind) });
+    this.emit(text);
+  }
+
+  /** Writes the pending summaries and stops every timer; later warnings are dropped. */
+  close(): void {
+    this.closed = true;
+    for (const [kind, state] of this.kinds) {
+      clearTimeout(state.timer);
+      if (state.suppressed > 0) this.emit(this.summary(state.suppressed, state.last));
+      this.kinds.delete(kind);
+    }
+  }
+
+  private timer(kind: string): NodeJS.Timeout {
+    const timer = setTimeout(() => this.flush(kind), this.intervalMs);
+    timer.unref();
+    return timer;
+  }
+
+  /** End of an interval: a summary if any were held back (and a new interval), else quiet again. */
+  private flush(kind: string): void {
+    const state = this.kinds.get(kind);
+    if (!state) return;
+    if (state.suppressed === 0) {
+      this.kinds.delete(kind);
+      return;
+    }
+    const text = this.summary(state.suppressed, state.last);
+    state.suppressed = 0;
+    state.timer = this.timer(kind);
+    this.emit(text);
+  }
+
+  private summary(count: number, last: string): string {
+    return `${count} more like this in the last ${formatSeconds(this.intervalMs)}; the last: ${last}`;
+  }
+}
+
+function formatSeconds(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`;
+}
