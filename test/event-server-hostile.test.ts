@@ -17,7 +17,7 @@ import { DEFAULT_MAX_BODY, DEFAULT_MAX_CONNECTIONS, EventServer, type EventServe
 import { buildPlateEvent } from '../lib/simulator/events';
 import { SNAPSHOT_JPEG } from '../lib/simulator/images';
 import type { ChildReport } from './event-server-child';
-import { CAPTURES, waitFor } from './helpers';
+import { CAPTURES, jpegGrownTo, waitFor } from './helpers';
 
 /** A real camera post (plate ABC1234), as captured. */
 const CAPTURE = readFileSync(join(CAPTURES, 'ipc-v1x', 'lpr.xml'));
@@ -376,7 +376,7 @@ describe('EventServer limits', function () {
     this.timeout(20_000);
     const { port, received } = await start();
     assert.equal(DEFAULT_MAX_BODY, 4 * 1024 * 1024);
-    const scene = jpegWithPadding(SNAPSHOT_JPEG, 1024 * 1024);
+    const scene = jpegGrownTo(SNAPSHOT_JPEG, 1024 * 1024);
     const body = buildPlateEvent('ipc', { plate: 'REAL1', scene });
     assert.ok(Buffer.byteLength(body) > 2.5 * 1024 * 1024, `${Buffer.byteLength(body)} bytes`);
     assert.equal((await rawPost(port, body)).status, 200);
@@ -432,20 +432,6 @@ describe('EventServer limits', function () {
 /** Refusals accounted for in the warning lines: 1 per first line, N per "N more like this" summary. */
 function total(warnings: string[]): number {
   return warnings.reduce((sum, w) => sum + (/^(\d+) more like this/.exec(w) ? Number(/^(\d+)/.exec(w)?.[1]) : 1), 0);
-}
-
-/** A valid JPEG grown to about `size` bytes with comment segments after SOI. */
-function jpegWithPadding(jpeg: Buffer, size: number): Buffer {
-  const segments: Buffer[] = [];
-  for (let missing = size - jpeg.length; missing > 4; ) {
-    const payload = Math.min(65_533, missing - 4);
-    const segment = Buffer.alloc(payload + 4, 0x5a);
-    segment.writeUInt16BE(0xfffe, 0);
-    segment.writeUInt16BE(payload + 2, 2);
-    segments.push(segment);
-    missing -= segment.length;
-  }
-  return Buffer.concat([jpeg.subarray(0, 2), ...segments, jpeg.subarray(2)]);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -43,3 +43,17 @@ export async function expectRejection(promise: Promise<unknown>, code: IpcamErro
  * captures so that a clone tests on its own; Apache-2.0, see the LICENSE beside them.
  */
 export const CAPTURES = resolve(PROJECT_ROOT, 'test', 'fixtures', 'captures', 'tvt-events');
+
+/** A valid JPEG grown to about `size` bytes with comment segments after SOI, as real pictures run. */
+export function jpegGrownTo(jpeg: Buffer, size: number): Buffer {
+  const segments: Buffer[] = [];
+  for (let missing = size - jpeg.length; missing > 4; ) {
+    const payload = Math.min(65_533, missing - 4);
+    const segment = Buffer.alloc(payload + 4, 0x5a);
+    segment.writeUInt16BE(0xfffe, 0);
+    segment.writeUInt16BE(payload + 2, 2);
+    segments.push(segment);
+    missing -= segment.length;
+  }
+  return Buffer.concat([jpeg.subarray(0, 2), ...segments, jpeg.subarray(2)]);
+}

@@ -19,7 +19,7 @@ import deviceNode from '../nodes/ipcam-device';
 import eventServerNode from '../nodes/ipcam-event-server';
 import plateEventNode from '../nodes/ipcam-plate-event';
 import type { NodeMessage, NodeStatus } from '../nodes/red';
-import { CAPTURES, SIM_PASSWORD, SIM_USER } from './helpers';
+import { CAPTURES, SIM_PASSWORD, SIM_USER, jpegGrownTo } from './helpers';
 import {
   DEVICE,
   activeHandles,
@@ -232,20 +232,6 @@ function rawPost(port: number, body: string | Buffer, options: { localAddress?: 
     req.on('error', reject);
     req.end(body);
   });
-}
-
-/** JPEG comment segments of about `size` bytes in all, to grow a picture to a real size. */
-function jpegComments(size: number): Buffer {
-  const segments: Buffer[] = [];
-  for (let missing = size; missing > 4; ) {
-    const payload = Math.min(65_533, missing - 4);
-    const segment = Buffer.alloc(payload + 4, 0x5a);
-    segment.writeUInt16BE(0xfffe, 0);
-    segment.writeUInt16BE(payload + 2, 2);
-    segments.push(segment);
-    missing -= segment.length;
-  }
-  return Buffer.concat(segments);
 }
 
 function urlOf(port: number, path = '/'): string {
@@ -796,7 +782,7 @@ describe('ipcam-event-server + ipcam-plate-event nodes', function () {
       this.timeout(20_000);
       for (const maxBody of ['', '16777216']) {
         const { out, port } = await deployOne({ images: 'buffer' }, { maxBody });
-        const scene = Buffer.concat([SNAPSHOT_JPEG.subarray(0, 2), jpegComments(1024 * 1024), SNAPSHOT_JPEG.subarray(2)]);
+        const scene = jpegGrownTo(SNAPSHOT_JPEG, SNAPSHOT_JPEG.length + 1024 * 1024);
         assert.equal(await post({ url: urlOf(port), plate: 'REAL1', scene }), 200);
         const p = await out.nextPlate('real-size post');
         assert.deepEqual((p['images'] as Record<string, unknown>)['scene'], scene);
