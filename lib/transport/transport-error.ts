@@ -3,11 +3,6 @@ import { IpcamError } from '../errors';
 interface Context {
   /** What was being done, e.g. `http://10.0.0.5:80 (GET /jpg/image.jpg)`: our own words only. */
   target: string;
-  /**
-   * Unused: the texts below are built from known parts and hold no foreign words, so nothing is
-   * redacted (redaction would tell the password by what it replaces). Kept so that callers compile.
-   */
-  secrets?: readonly string[];
 }
 
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
