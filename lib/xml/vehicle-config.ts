@@ -55,9 +55,10 @@ export async function getVehicleConfig(client: DeviceClient, opts: CallOptions =
 
 /**
  * Read-modify-write of a partial change; element names are sent back as the device spelled them.
- * Every check that needs no device is done before anything is sent; the read
- * (GetSmartVehicleConfig) is the only request sent before the checks against what the device
- * offers (a region it lists, a setting it has): those fail `EINPUT` with no change request sent.
+ * Every check that needs no device is done before anything is sent (`EINPUT`). What only the
+ * device's own document can tell (a region it lists, a setting it has) is checked after the read
+ * (GetSmartVehicleConfig) and before any change is sent: `EDEVICE` (this device cannot), as the
+ * request was sent, with nothing changed.
  */
 export async function setVehicleConfig(client: DeviceClient, change: unknown, opts: CallOptions = {}): Promise<VehicleConfig> {
   const wanted = checkChange(change);
@@ -78,7 +79,8 @@ function checkOffered(current: VehicleConfig, wanted: VehicleConfigChange): void
   if (wanted.region === undefined || current.options.regions.some((r) => r.name === wanted.region)) return;
   const offered = current.options.regions.length;
   // The device's own region names are not echoed: read the config for options.regions.
-  throw inputError(
+  throw new IpcamError(
+    'EDEVICE',
     offered === 0
       ? `Region ${echo(wanted.region)} cannot be set: this device lists no regions; nothing was changed`
       : `Region ${echo(wanted.region)} is not one of the ${offered} regions this device offers (read the config: options.regions); nothing was changed`,
@@ -187,7 +189,7 @@ function wholeNumber(value: unknown, what: string, min: number, max: number): nu
 /** Writes the change into the device's own document. */
 function apply(vehicle: XmlElement, change: VehicleConfigChange): void {
   const set = (el: XmlElement | undefined, value: string | number | boolean, what: string): void => {
-    if (!el) throw inputError(`This device has no ${what} setting`);
+    if (!el) throw new IpcamError('EDEVICE', `This device has no ${what} setting; nothing was changed`);
     el.text = String(value);
   };
   if (change.enabled !== undefined) set(child(vehicle, 'switch'), change.enabled, 'switch');
