@@ -1,3 +1,4 @@
+import { oneLine } from '../lib/echo';
 import { IpcamError } from '../lib/errors';
 import type { DeviceClient } from '../lib/transport/client';
 import type { DeviceConfigNode } from './device-config';
@@ -50,7 +51,8 @@ export function handleInput(
 
 /** A failed input: `msg.error`, a red status and `done(err)` so that a Catch node gets it. */
 export function reportFailure(node: Node, msg: NodeMessage, err: unknown, done: DoneFn): void {
-  const error = err instanceof IpcamError ? err : new IpcamError('EPARSE', err instanceof Error ? err.message : String(err));
+  // Not ours (a bug, a library's own error): its class is told, not its message, which is foreign text.
+  const error = err instanceof IpcamError ? err : new IpcamError('EPARSE', `Unexpected failure (${oneLine(err instanceof Error ? err.name : typeof err, 40)})`);
   msg['error'] = error.toJSON();
   node.status({ fill: 'red', shape: 'ring', text: shortReason(error) });
   done(error);

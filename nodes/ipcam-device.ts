@@ -1,5 +1,5 @@
 import { DeviceClient } from '../lib/transport/client';
-import type { DeviceOptions } from '../lib/transport/options';
+import { destinationChanges, resolveDeviceOptions, type DeviceOptions, type DestinationSetting } from '../lib/transport/options';
 import { identifyDevice } from '../lib/device-info';
 import { IpcamError } from '../lib/errors';
 import type { DeviceConfigNode, DeviceCredentials } from './device-config';
@@ -87,19 +87,11 @@ type TestAnswer = { ok: true; identity: object } | { ok: false; error: { code: s
 
 async function testConnection(RED: NodeAPI, body: unknown): Promise<TestAnswer> {
   const form = (typeof body === 'object' && body !== null ? body : {}) as DeviceDef & Partial<DeviceCredentials> & { id?: string };
-  const useStored = form.password === UNCHANGED_PASSWORD || form.password === undefined;
-  // Only a deployed ipcam-device lends its stored credentials, and only to its own host: the
-  // dialog must never be a way to send a saved password somewhere else.
-  const device = useStored ? deployedDevice(RED, form.id) : undefined;
-  if (device && (form.host ?? '').trim() !== device.host) {
-    return { ok: false, error: { code: 'EINPUT', message: 'The host changed: enter the password again to test the new host' } };
-  }
-  const stored = device ? RED.nodes.getCredentials(device.id) : undefined;
-  const password = useStored ? (stored?.['password'] ?? '') : (form.password as string);
-  const username = form.username ?? stored?.['username'] ?? '';
   let client: DeviceClient | undefined;
   try {
-    client = new DeviceClient(toDeviceOptions(form, { username, password }));
+    const useStored = form.password === UNCHANGED_PASSWORD || form.password === undefined;
+    const credentials = useStored ? lentCredentials(RED, form) : { username: form.username ?? '', password: form.password as string };
+    client = new DeviceClient(toDeviceOptions(form, credentials));
     return { ok: true, identity: await identifyDevice(client) };
   } catch (err) {
     const e = err instanceof IpcamError ? err : new IpcamError('ECONN', 'Test failed');
@@ -107,4 +99,32 @@ async function testConnection(RED: NodeAPI, body: unknown): Promise<TestAnswer> 
   } finally {
     await client?.close();
   }
+}
+
+/**
+ * The stored credentials, lent only to the deployed ipcam-device of the form's id and only when
+ * the form reaches exactly that device the same way: host, port, protocol, auth mode, TLS
+ * verification and CA as the deployed node has them (defaults filled in). Anything else must
+ * bring its own password: EINPUT, nothing sent. The dialog must never be a way to send a saved
+ * password to another listener, nor over a weaker connection.
+ */
+function lentCredentials(RED: NodeAPI, form: DeviceDef & Partial<DeviceCredentials> & { id?: string }): DeviceCredentials {
+  // The form's own settings are checked first: a bad setting is named as such.
+  const wanted = resolveDeviceOptions(toDeviceOptions(form, { username: '', password: '' }));
+  const device = deployedDevice(RED, form.id);
+  if (!device) throw new IpcamError('EINPUT', 'No password is stored for this device yet: enter the password to test the connection');
+  let deployed: DeviceClient;
+  try {
+    deployed = device.getClient();
+  } catch {
+    throw new IpcamError('EINPUT', 'The deployed device has a bad setting: enter the password to test these settings');
+  }
+  const changed = destinationChanges(deployed.options, wanted);
+  if (changed.length > 0) throw new IpcamError('EINPUT', `The ${listed(changed)} changed: enter the password again to test these settings (the stored password goes only to the device as deployed)`);
+  const stored = RED.nodes.getCredentials(device.id);
+  return { username: form.username ?? stored?.['username'] ?? '', password: stored?.['password'] ?? '' };
+}
+
+function listed(settings: DestinationSetting[]): string {
+  return settings.length === 1 ? (settings[0] as string) : `${settings.slice(0, -1).join(', ')} and ${settings[settings.length - 1] as string}`;
 }

@@ -1,7 +1,7 @@
 import { createSocket } from 'node:dgram';
 import { isIP } from 'node:net';
 import { DedupWindow } from '../lib/events/dedup';
-import { fromHost, hostAddresses, listFilter, matchesText } from '../lib/events/filter';
+import { fromDevice, hostAddresses, listFilter, matchesText } from '../lib/events/filter';
 import { decodeImage, type DevicePost, type PlateDetection } from '../lib/events/parse';
 import type { EventServerState, ReceivedPost } from '../lib/events/server';
 import { IpcamError } from '../lib/errors';
@@ -25,13 +25,14 @@ function clock(iso: string): string {
   return iso.slice(11, 19);
 }
 
-function plateMessage(p: PlateDetection, images: ImageMode): NodeMessage {
+function plateMessage(p: PlateDetection, sender: string, images: ImageMode): NodeMessage {
   const payload: Record<string, unknown> = { plate: p.plate, listType: p.listType };
   if (p.direction !== undefined) payload['direction'] = p.direction;
   if (p.confidence !== undefined) payload['confidence'] = p.confidence;
   if (p.channel !== undefined) payload['channel'] = p.channel;
   payload['time'] = p.time;
   payload['device'] = p.device;
+  payload['sender'] = sender;
   if (p.vehicle) payload['vehicle'] = p.vehicle;
   if (images !== 'none') {
     const decoded: Record<string, Buffer | string> = {};
@@ -44,10 +45,10 @@ function plateMessage(p: PlateDetection, images: ImageMode): NodeMessage {
   return { topic: p.plate, payload };
 }
 
-function otherMessage(post: Exclude<DevicePost, PlateDetection>): NodeMessage {
+function otherMessage(post: Exclude<DevicePost, PlateDetection>, sender: string): NodeMessage {
   const data = post.kind === 'alarmStatus' ? { alarms: post.alarms } : post.kind === 'event' ? post.data : {};
   const type = post.kind === 'event' ? post.type : post.kind;
-  return { topic: type, payload: { type, time: post.time, device: post.device, ...(post.kind !== 'keepalive' && post.channel !== undefined && { channel: post.channel }), data } };
+  return { topic: type, payload: { type, time: post.time, device: post.device, sender, ...(post.kind !== 'keepalive' && post.channel !== undefined && { channel: post.channel }), data } };
 }
 
 const STATE_STATUS: Record<EventServerState, NodeStatus> = {
@@ -78,13 +79,14 @@ export = function register(RED: NodeAPI): void {
     const dedup = new DedupWindow(Math.max(0, Number(def.dedup) || 0) * 1000);
     const match = def.match ?? '';
     const deviceNode = def.device ? (RED.nodes.getNode(def.device) as DeviceConfigNode | null) : null;
-    // A host name is resolved once; posts that arrive before that (right after deploy) are dropped,
-    // as they cannot be told to come from the device.
+    // The device filter trusts the socket's address only: what a post says of its sender is the
+    // sender's own claim. A host name is resolved once; posts that arrive before that (right
+    // after deploy) are dropped, as they cannot be told to come from the device.
     let deviceAddresses: Set<string> | undefined = deviceNode ? undefined : new Set();
     if (deviceNode) void hostAddresses(deviceNode.host).then((a) => (deviceAddresses = a));
 
     const wanted = (post: DevicePost, received: ReceivedPost): boolean =>
-      (!deviceNode || (deviceAddresses !== undefined && fromHost(deviceAddresses, post.device, received.remoteAddress))) && matchesText(post.device, received.remoteAddress, match);
+      (!deviceNode || (deviceAddresses !== undefined && fromDevice(deviceAddresses, received.remoteAddress))) && matchesText(post.device, received.remoteAddress, match);
 
     const unsubscribe = config.server.subscribe({
       onState: (state, detail) => this.status(state === 'failed' ? { ...STATE_STATUS.failed, text: shortFailure(detail) } : STATE_STATUS[state]),
@@ -96,13 +98,14 @@ export = function register(RED: NodeAPI): void {
             continue;
           }
           if (post.kind !== 'plate') {
-            this.send([null, otherMessage(post)]);
+            this.send([null, otherMessage(post, received.remoteAddress)]);
             continue;
           }
           if (lists && !lists.has(post.listType)) continue;
-          if (!dedup.admit(`${post.device.mac ?? post.device.ip}\u0000${post.plate}`, received.receivedAt)) continue;
+          // Keyed by the socket's address too: a post naming another device's mac cannot silence it.
+          if (!dedup.admit(`${received.remoteAddress}\u0000${post.device.mac ?? post.device.ip}\u0000${post.plate}`, received.receivedAt)) continue;
           this.status({ fill: 'green', shape: 'dot', text: `${post.plate.slice(0, 10)} ${clock(new Date(received.receivedAt).toISOString())}` });
-          this.send([plateMessage(post, images), null]);
+          this.send([plateMessage(post, received.remoteAddress, images), null]);
         }
       },
     });
@@ -139,7 +142,7 @@ async function configureDevice(RED: NodeAPI, body: unknown): Promise<object> {
     const target = await setHttpPostConfig(client, { serverIp, serverPort: config.server.port, path: config.server.path });
     return { ok: true, target };
   } catch (err) {
-    const e = err instanceof IpcamError ? err : new IpcamError('ECONN', err instanceof Error ? err.message : String(err));
+    const e = err instanceof IpcamError ? err : new IpcamError('ECONN', 'Configuring the device failed unexpectedly');
     return { ok: false, error: { code: e.code, message: e.message } };
   }
 }

@@ -1,3 +1,4 @@
+import { echo } from '../lib/echo';
 import { syncPlates } from '../lib/xml/plate-sync';
 import { handleInput } from './action';
 import type { Node, NodeAPI, NodeDef } from './red';
@@ -16,7 +17,7 @@ export = function register(RED: NodeAPI): void {
       msg.payload = report;
       const summary = `+${report.added.length} ~${report.modified.length} -${report.removed.length}`;
       if (report.failed.length > 0) {
-        this.warn(`${report.failed.length} plates could not be synced: ${report.failed.slice(0, 5).map((f) => `${f.plate} (${f.action}: ${f.error})`).join(', ')}`);
+        this.warn(`${report.failed.length} plates could not be synced: ${report.failed.slice(0, 5).map((f) => `${echo(f.plate)} (${f.action}: ${f.error})`).join(', ')}`);
         return { fill: 'yellow', shape: 'dot', text: `${summary} !${report.failed.length}`.slice(0, 19) };
       }
       return { fill: report.dryRun ? 'blue' : 'green', shape: 'dot', text: (report.dryRun ? `plan ${summary}` : summary).slice(0, 19) };

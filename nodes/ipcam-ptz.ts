@@ -1,5 +1,6 @@
 import { CgiPtzMover } from '../lib/cgi/ptz';
-import { inputError } from '../lib/errors';
+import { echo } from '../lib/echo';
+import { IpcamError, inputError } from '../lib/errors';
 import { PtzMover } from '../lib/xml/ptz-mover';
 import { DeviceClient } from '../lib/transport/client';
 import { handleInput, payloadObject } from './action';
@@ -18,7 +19,7 @@ export = function register(RED: NodeAPI): void {
   function IpcamPtzNode(this: Node, def: PtzDef): void {
     RED.nodes.createNode(this, def);
     const api = def.api || 'xml';
-    const onStopError = (err: unknown): void => this.warn(`PTZ stop failed: ${err instanceof Error ? err.message : String(err)}`);
+    const onStopError = (err: unknown): void => this.warn(`PTZ stop failed: ${err instanceof IpcamError ? err.message : 'unexpected error'}`);
     // One mover per node and device client: it owns the pending Stop of this node's moves.
     let current: { client: DeviceClient; mover: PtzMover | CgiPtzMover } | undefined;
     const moverFor = (client: DeviceClient): PtzMover | CgiPtzMover => {
@@ -27,7 +28,7 @@ export = function register(RED: NodeAPI): void {
     };
 
     handleInput(RED, this, def.device, async (msg, client, signal) => {
-      if (api !== 'xml' && api !== 'cgi') throw inputError(`Unknown PTZ interface "${api}": use xml or cgi`);
+      if (api !== 'xml' && api !== 'cgi') throw inputError(`Unknown PTZ interface ${echo(api)}: use xml or cgi`);
       const fields = payloadObject(msg) ?? (typeof msg.payload === 'string' && msg.payload.trim() !== '' ? { action: msg.payload } : {});
       const request = { action: def.action, speed: def.speed, duration: def.duration, channel: def.channel, ...fields };
       const mover = moverFor(client);

@@ -1,3 +1,4 @@
+import { echo } from '../lib/echo';
 import { inputError } from '../lib/errors';
 import { takeSnapshot, type SnapshotSource } from '../lib/cgi/snapshot';
 import type { CgiValue } from '../lib/cgi/codec';
@@ -24,7 +25,7 @@ export = function register(RED: NodeAPI): void {
     RED.nodes.createNode(this, def);
     handleInput(RED, this, def.device, async (msg: NodeMessage, client, signal) => {
       const format = (def.format || 'buffer') as OutputFormat;
-      if (!FORMATS.includes(format)) throw inputError(`Unknown output format "${format}": use buffer, base64 or dataurl`);
+      if (!FORMATS.includes(format)) throw inputError(`Unknown output format ${echo(format)}: use buffer, base64 or dataurl`);
       const override = payloadObject(msg) ?? {};
       const source = (override['source'] ?? (def.source || 'jpg')) as SnapshotSource;
       const params = override['params'] as Record<string, CgiValue> | undefined;

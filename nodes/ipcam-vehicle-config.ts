@@ -1,4 +1,4 @@
-import { inputError } from '../lib/errors';
+import { checkChannel } from '../lib/xml/channel';
 import { getVehicleConfig, setVehicleConfig } from '../lib/xml/vehicle-config';
 import { handleInput, payloadObject } from './action';
 import type { Node, NodeAPI, NodeDef } from './red';
@@ -14,8 +14,7 @@ export = function register(RED: NodeAPI): void {
     handleInput(RED, this, def.device, async (msg, client, signal) => {
       const { channel: channelOverride, ...change } = payloadObject(msg) ?? {};
       const channelValue = channelOverride ?? def.channel;
-      const channel = channelValue === undefined || channelValue === '' ? undefined : Number(channelValue);
-      if (channel !== undefined && !(Number.isInteger(channel) && channel >= 1)) throw inputError(`Channel must be a whole number from 1, got ${JSON.stringify(channelValue)}`);
+      const channel = channelValue === undefined || channelValue === '' ? undefined : checkChannel(channelValue);
       const changing = Object.keys(change).length > 0;
       msg.payload = changing ? await setVehicleConfig(client, change, { channel, signal }) : await getVehicleConfig(client, { channel, signal });
       return { fill: 'green', shape: 'dot', text: changing ? 'changed' : 'read' };

@@ -1,3 +1,4 @@
+import { echo } from '../lib/echo';
 import type { PlateResult } from '../lib/xml/plates';
 import type { Node, NodeStatus } from './red';
 
@@ -5,7 +6,8 @@ import type { Node, NodeStatus } from './red';
 export function reportBatch(node: Node, verb: string, results: PlateResult[]): NodeStatus {
   const failed = results.filter((r) => !r.ok);
   if (failed.length > 0) {
-    const sample = failed.slice(0, 5).map((r) => `${r.plate} (${r.error ?? r.errorCode})`).join(', ');
+    // Plates may come from the device (a sync's removals): each is echoed short and on one line.
+    const sample = failed.slice(0, 5).map((r) => `${echo(r.plate)} (${r.error ?? r.errorCode})`).join(', ');
     node.warn(`${failed.length} of ${results.length} plates not ${verb}: ${sample}${failed.length > 5 ? ', ...' : ''}`);
     return { fill: 'yellow', shape: 'dot', text: `${results.length - failed.length}/${results.length} ${verb}` };
   }

@@ -49,6 +49,8 @@ function demoFlows(simPort: number): { flows: FlowNode[]; credentials: Record<st
         node['port'] = String(simPort);
         credentials[node.id] = { username: DEMO_USER, password: DEMO_PASSWORD };
       }
+      // Like the rest of the demo, its event server answers this machine only.
+      if (node.type === 'ipcam-event-server') node['bind'] = '127.0.0.1';
       // "Simulate a car" and the like call the simulator's control API.
       if (node.type === 'http request' && typeof node['url'] === 'string') node['url'] = node['url'].replace('127.0.0.1:8080/_sim/', `127.0.0.1:${simPort}/_sim/`);
       flows.push(node);

@@ -144,6 +144,31 @@ describe('editor (Chromium)', function () {
     await host.waitFor({ state: 'detached' });
   });
 
+  it('warns in the event server dialog when anyone who reaches the port can post', async function () {
+    await page.evaluate(() => (globalThis as EditorGlobal).RED?.sidebar?.show('config'));
+    await page.locator('.red-ui-palette-node-config', { has: page.getByText('events :5002', { exact: true }) }).first().dblclick();
+    const bind = page.locator('#node-config-input-bind');
+    await bind.waitFor({ state: 'visible' });
+    const warning = page.locator('#ipcam-event-server-open-warning');
+    // The demo listens on loopback only: no warning.
+    assert.equal(await bind.inputValue(), '127.0.0.1');
+    assert.equal(await warning.isVisible(), false);
+    await bind.fill('0.0.0.0');
+    await warning.waitFor({ state: 'visible' });
+    assert.match((await warning.textContent()) ?? '', /Anyone who can reach this port can post plates/);
+    await page.fill('#node-config-input-allow', '192.168.1.0/24');
+    await warning.waitFor({ state: 'hidden' });
+    await page.fill('#node-config-input-allow', '');
+    await warning.waitFor({ state: 'visible' });
+    await page.fill('#node-config-input-username', 'camera');
+    await warning.waitFor({ state: 'hidden' });
+    await page.fill('#node-config-input-username', '');
+    await bind.fill('::1');
+    await warning.waitFor({ state: 'hidden' });
+    await page.locator('#node-config-dialog-cancel').click();
+    await bind.waitFor({ state: 'detached' });
+  });
+
   it('logs no errors in the browser console', function () {
     assert.deepEqual(browserErrors, []);
   });

@@ -435,8 +435,8 @@ describe('ipcam-event-server + ipcam-plate-event nodes', function () {
         } else if (expected.kind === 'plate') {
           const r = await out.next(file);
           assert.equal(r.output, 1, `plate on output ${r.output}`);
-          // Images "none": no images key; every field as the capture says.
-          assert.deepEqual(r.msg.payload, expected.payload);
+          // Images "none": no images key; every field as the capture says; the sender is the socket's.
+          assert.deepEqual(r.msg.payload, { ...expected.payload, sender: '127.0.0.1' });
           assert.equal(r.msg.topic, expected.payload['plate']);
           const s = lastStatus(PE);
           assert.equal(s.fill, 'green');
@@ -445,13 +445,13 @@ describe('ipcam-event-server + ipcam-plate-event nodes', function () {
         } else if (expected.kind === 'alarmStatus') {
           const r = await out.next(file);
           assert.equal(r.output, 2, `alarm status on output ${r.output}`);
-          assert.deepEqual(r.msg.payload, expected.payload);
+          assert.deepEqual(r.msg.payload, { ...expected.payload, sender: '127.0.0.1' });
           assert.equal(r.msg.topic, 'alarmStatus');
         } else {
           const r = await out.next(file);
           assert.equal(r.output, 2, `${expected.type} on output ${r.output}`);
           const payload = payloadOf(r.msg);
-          assert.deepEqual(Object.keys(payload).sort(), expected.channel === undefined ? ['data', 'device', 'time', 'type'] : ['channel', 'data', 'device', 'time', 'type']);
+          assert.deepEqual(Object.keys(payload).sort(), expected.channel === undefined ? ['data', 'device', 'sender', 'time', 'type'] : ['channel', 'data', 'device', 'sender', 'time', 'type']);
           assert.equal(payload['type'], expected.type);
           assert.equal(r.msg.topic, expected.type);
           assert.equal(payload['time'], expected.time);
@@ -554,7 +554,7 @@ describe('ipcam-event-server + ipcam-plate-event nodes', function () {
       every.assertDrained();
     });
 
-    it('device: a device at 127.0.0.1 emits the posts from 127.0.0.1; one at 10.1.2.3 emits nothing of them', async function () {
+    it('device: by the socket address alone; a post from 127.0.0.1 naming 10.1.2.3 in <ip> or any <mac> does not pass the filter for 10.1.2.3', async function () {
       const port = await closedPort();
       const near = { ...deviceDef({ port: 80 }), id: 'dev-near', host: '127.0.0.1' };
       const far = { ...deviceDef({ port: 80 }), id: 'dev-far', host: '10.1.2.3' };
@@ -566,22 +566,29 @@ describe('ipcam-event-server + ipcam-plate-event nodes', function () {
       assert.equal(await post({ url, plate: 'NEAR2', images: false, format: 'nvr' }), 200);
       assert.equal(await post({ url, kind: 'alarmStatus', format: 'ipc' }), 200);
       assert.equal(await post({ url, kind: 'keepalive', format: 'nvr' }), 200);
-      // A recorder at 127.0.0.1 posting for a camera it names 10.1.2.3: both nodes take it.
-      assert.equal(await post({ url, plate: 'FAR1', images: false, format: 'nvr', device: { ip: '10.1.2.3' } }), 200);
+      // Forged: posts from 127.0.0.1 that say they come from 10.1.2.3, in both formats, with a
+      // mac of their choosing. Only the connection's address counts.
+      assert.equal(await post({ url, plate: 'FORGED1', images: false, format: 'nvr', device: { ip: '10.1.2.3' } }), 200);
+      assert.equal(await post({ url, plate: 'FORGED2', images: false, format: 'ipc', device: { ip: '10.1.2.3', mac: '58:5b:69:10:01:02', name: 'Far gate' } }), 200);
+      assert.equal(await post({ url, kind: 'alarmStatus', format: 'nvr', device: { ip: '10.1.2.3' } }), 200);
 
       const nearOut = outputsOf(outputs, 'pe-near');
       assert.equal((await nearOut.nextPlate('near 1'))['plate'], 'NEAR1');
       assert.equal((await nearOut.nextPlate('near 2'))['plate'], 'NEAR2');
       assert.equal((await nearOut.nextOther('alarm status'))['type'], 'alarmStatus');
-      const both = await nearOut.nextPlate('far 1');
-      assert.equal(both['plate'], 'FAR1');
+      // A recorder at 127.0.0.1 posting for a camera it names 10.1.2.3 is the recorder's post.
+      const relayed = await nearOut.nextPlate('forged 1');
+      assert.equal(relayed['plate'], 'FORGED1');
+      assert.deepEqual(relayed['device'], { name: 'Simulated IPC', ip: '10.1.2.3', mac: '58:5b:69:00:00:01' });
+      assert.equal(relayed['sender'], '127.0.0.1');
+      assert.equal((await nearOut.nextPlate('forged 2'))['plate'], 'FORGED2');
+      assert.equal((await nearOut.nextOther('alarm status of the recorder'))['sender'], '127.0.0.1');
       nearOut.assertDrained();
 
-      const farOut = outputsOf(outputs, 'pe-far');
-      const only = await farOut.nextPlate('far 1');
-      assert.equal(only['plate'], 'FAR1');
-      assert.deepEqual(only['device'], { name: 'Simulated IPC', ip: '10.1.2.3', mac: '58:5b:69:00:00:01' });
-      farOut.assertDrained();
+      // A post that arrives after the forged ones reaches pe-near: so pe-far had them all in time.
+      assert.equal(await post({ url, plate: 'LAST1', images: false }), 200);
+      assert.equal((await nearOut.nextPlate('last'))['plate'], 'LAST1');
+      outputsOf(outputs, 'pe-far').assertDrained();
       // The keep-alive from 127.0.0.1 updated only the status of the node that takes it.
       assert.ok(statusesOf('pe-near').some((s) => String(s.text).startsWith('alive ')));
       assert.ok(!statusesOf('pe-far').some((s) => String(s.text).startsWith('alive ')));

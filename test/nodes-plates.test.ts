@@ -509,11 +509,11 @@ describe('plate and vehicle config nodes', function () {
       assert.equal(ours['deviceCode'], 1);
     });
 
-    it('a region the device did not offer is EINPUT and nothing is set', async function () {
+    it('a region the device did not offer is EDEVICE after the read, and nothing is set', async function () {
       const w = await deploy();
       const before = structuredClone(theSim().state.vehicle);
       const msg = await w.expectCaught(VEHICLE, { payload: { region: 'Atlantis' } });
-      assertCaught(w, VEHICLE, msg, 'EINPUT');
+      assertCaught(w, VEHICLE, msg, 'EDEVICE');
       assert.deepEqual(paths(), ['/GetSmartVehicleConfig']);
       assert.deepEqual(theSim().state.vehicle, before);
     });

@@ -432,11 +432,11 @@ describe('ipcam-ptz and ipcam-relay nodes', function () {
     describe('bad input reaches the Catch node as EINPUT and sends nothing', function () {
       const cases: Array<{ what: string; payload: unknown; message: RegExp }> = [
         { what: 'unknown action', payload: 'spin', message: /unknown ptz action/i },
-        { what: 'preset 32', payload: { action: 'gotoPreset', preset: 32 }, message: /0-31/ },
-        { what: 'preset -1', payload: { action: 'savePreset', preset: -1 }, message: /0-31/ },
+        { what: 'preset 32', payload: { action: 'gotoPreset', preset: 32 }, message: /0 to 31/ },
+        { what: 'preset -1', payload: { action: 'savePreset', preset: -1 }, message: /0 to 31/ },
         { what: 'preset name with ~', payload: { action: 'gotoPreset', preset: 'home~1' }, message: /~/ },
         { what: 'preset name of 32 characters', payload: { action: 'savePreset', preset: 'x'.repeat(32) }, message: /31 characters/ },
-        { what: 'tour 4', payload: { action: 'startTour', tour: 4 }, message: /0-3/ },
+        { what: 'tour 4', payload: { action: 'startTour', tour: 4 }, message: /0 to 3\b/ },
         { what: 'negative duration', payload: { action: 'left', duration: -5 }, message: /duration/i },
         { what: 'duration over 600000', payload: { action: 'left', duration: 600_001 }, message: /duration/i },
       ];

@@ -666,7 +666,7 @@ describe('plates and vehicle config against the simulator', function () {
 
       // A dedup change has nothing to go to on this firmware: refused, nothing set.
       sim.resetRequests();
-      await expectRejection(setVehicleConfig(client, { dedup: { enabled: false } }), 'EINPUT');
+      await expectRejection(setVehicleConfig(client, { dedup: { enabled: false } }), 'EDEVICE', /no dedup .* setting; nothing was changed/);
       assert.deepEqual(paths(), ['/GetSmartVehicleConfig']);
     });
 
@@ -684,9 +684,11 @@ describe('plates and vehicle config against the simulator', function () {
       assert.deepEqual(paths(), ['/GetSmartVehicleConfig', '/GetSmartVehicleConfig']);
     });
 
-    it('a region the device did not offer is EINPUT, and nothing is set', async function () {
+    it('a region the device did not offer is EDEVICE after the read (no code from the device), and nothing is set', async function () {
       const before = structuredClone(sim.state.vehicle);
-      const err = await expectRejection(setVehicleConfig(client, { region: 'Atlantis' }), 'EINPUT');
+      const err = await expectRejection(setVehicleConfig(client, { region: 'Atlantis' }), 'EDEVICE');
+      assert.equal(err.deviceCode, undefined);
+      assert.match(err.message, /nothing was changed/);
       assert.match(err.message, /Atlantis/);
       assert.deepEqual(sim.state.vehicle, before);
       assert.deepEqual(paths(), ['/GetSmartVehicleConfig'], 'only the read went out');

@@ -668,16 +668,16 @@ describe('PTZ (lib) against the simulator', function () {
       const cases: Array<{ what: string; input: unknown; message: RegExp }> = [
         { what: 'unknown action', input: 'spin', message: /unknown ptz action/i },
         { what: 'unknown move', input: { action: 'move', move: 'sideways' }, message: /unknown move/i },
-        { what: 'preset 32', input: { action: 'gotoPreset', preset: 32 }, message: /0-31/ },
-        { what: "preset '32'", input: { action: 'savePreset', preset: '32' }, message: /0-31/ },
-        { what: 'preset -1', input: { action: 'gotoPreset', preset: -1 }, message: /0-31/ },
-        { what: 'preset 1.5', input: { action: 'removePreset', preset: 1.5 }, message: /0-31/ },
+        { what: 'preset 32', input: { action: 'gotoPreset', preset: 32 }, message: /0 to 31/ },
+        { what: "preset '32'", input: { action: 'savePreset', preset: '32' }, message: /0 to 31/ },
+        { what: 'preset -1', input: { action: 'gotoPreset', preset: -1 }, message: /0 to 31/ },
+        { what: 'preset 1.5', input: { action: 'removePreset', preset: 1.5 }, message: /0 to 31/ },
         { what: 'no preset', input: { action: 'gotoPreset' }, message: /preset/i },
         { what: 'preset name with ~', input: { action: 'savePreset', preset: 'a~b' }, message: /~/ },
         { what: 'preset name of 32 characters', input: { action: 'gotoPreset', preset: 'N'.repeat(32) }, message: /31 characters/ },
-        { what: 'tour 4', input: { action: 'startTour', tour: 4 }, message: /0-3/ },
-        { what: 'tour -1', input: { action: 'stopTour', tour: -1 }, message: /0-3/ },
-        { what: 'no tour', input: { action: 'startTour' }, message: /0-3/ },
+        { what: 'tour 4', input: { action: 'startTour', tour: 4 }, message: /0 to 3\b/ },
+        { what: 'tour -1', input: { action: 'stopTour', tour: -1 }, message: /0 to 3\b/ },
+        { what: 'no tour', input: { action: 'startTour' }, message: /0 to 3\b/ },
         { what: 'stream -1', input: { action: 'left', stream: -1 }, message: /stream/i },
       ];
       for (const c of cases) {

@@ -308,7 +308,7 @@ describe('xml codec: failure documents', () => {
   const failure = (attrs: string): string => `<?xml version="1.0" encoding="UTF-8"?><config version="1.0" xmlns="${XML_NS}" ${attrs}/>`;
 
   it('failureOf gives EDEVICE with code, description and readable text', () => {
-    const err = failureOf(parseXml(failure('status="failed" errorCode="16" errorDesc="Range Error"')));
+    const err = failureOf(parseXml(failure('status="failed" errorCode="16" errorDesc="Range Error"')), { secrets: [] });
     assert.ok(err instanceof IpcamError);
     assert.equal(err.code, 'EDEVICE');
     assert.equal(err.deviceCode, 16);
@@ -321,7 +321,7 @@ describe('xml codec: failure documents', () => {
   });
 
   it('failureOf reads the older firmware document without errorDesc', () => {
-    const err = failureOf(parseXml(failure('status="failed" errorCode="203"')), 200);
+    const err = failureOf(parseXml(failure('status="failed" errorCode="203"')), { status: 200, secrets: [] });
     assert.ok(err instanceof IpcamError);
     assert.equal(err.code, 'EDEVICE');
     assert.equal(err.deviceCode, 203);
@@ -332,7 +332,7 @@ describe('xml codec: failure documents', () => {
   });
 
   it('failureOf reads status and errorCode given as child elements', () => {
-    const err = failureOf(parseXml('<config><status>failed</status><errorCode>14</errorCode></config>'));
+    const err = failureOf(parseXml('<config><status>failed</status><errorCode>14</errorCode></config>'), { secrets: [] });
     assert.equal(err?.code, 'EDEVICE');
     assert.equal(err?.deviceCode, 14);
     assert.match(err?.message ?? '', /Action error/);
@@ -340,25 +340,25 @@ describe('xml codec: failure documents', () => {
 
   it('failureOf reports credential codes (8 expired, 9 unauthorized, 10 locked) as EAUTH', () => {
     for (const [code, text] of [[8, /Password expired/], [9, /Unauthorized/], [10, /User locked/]] as const) {
-      const err = failureOf(parseXml(`<config status="failed" errorCode="${code}"/>`), 200);
+      const err = failureOf(parseXml(`<config status="failed" errorCode="${code}"/>`), { status: 200, secrets: [] });
       assert.equal(err?.code, 'EAUTH');
       assert.equal(err?.deviceCode, code);
       assert.match(err?.message ?? '', text);
     }
-    assert.equal(failureOf(parseXml('<config status="failed" errorCode="4"/>'))?.code, 'EDEVICE');
+    assert.equal(failureOf(parseXml('<config status="failed" errorCode="4"/>'), { secrets: [] })?.code, 'EDEVICE');
   });
 
   it('failureOf names an unknown code without inventing a meaning', () => {
-    const err = failureOf(parseXml(failure('status="failed" errorCode="999" errorDesc="Weird"')));
+    const err = failureOf(parseXml(failure('status="failed" errorCode="999" errorDesc="Weird"')), { secrets: [] });
     assert.equal(err?.deviceCode, 999);
     assert.match(err?.message ?? '', /999/);
     assert.match(err?.message ?? '', /Weird/);
   });
 
   it('failureOf passes success documents and data documents', () => {
-    assert.equal(failureOf(parseXml(failure('status="success" errorCode="0" errorDesc="No Error"'))), undefined);
-    assert.equal(failureOf(parseXml('<config version="1.0"><status>success</status></config>')), undefined);
-    assert.equal(failureOf(parseXml('<config version="1.7"><deviceInfo><model>X</model></deviceInfo></config>')), undefined);
+    assert.equal(failureOf(parseXml(failure('status="success" errorCode="0" errorDesc="No Error"')), { secrets: [] }), undefined);
+    assert.equal(failureOf(parseXml('<config version="1.0"><status>success</status></config>'), { secrets: [] }), undefined);
+    assert.equal(failureOf(parseXml('<config version="1.7"><deviceInfo><model>X</model></deviceInfo></config>'), { secrets: [] }), undefined);
   });
 
   it('every code of the field notes has its own text', () => {

@@ -1,3 +1,6 @@
+import { deviceWords } from '../echo';
+import { IpcamError, inputError } from '../errors';
+
 /**
  * CGI interface text: request targets with every key and value percent-encoded (spec rule 3;
  * field notes: these devices had injection bugs, so nothing goes out raw), and `key=value` answers.
@@ -42,6 +45,8 @@ function isPairList(params: CgiParams): params is ReadonlyArray<readonly [string
 
 /** Encodes the reserved characters of spec rule 3, spaces, `%` and non-ASCII (UTF-8). */
 export function encodeCgi(text: string): string {
+  // A lone surrogate has no UTF-8 form (encodeURIComponent throws URIError): refused, not crashed on.
+  if (/\p{Cs}/u.test(text)) throw inputError('A value holds half of a character (a lone surrogate) and cannot be sent');
   return encodeURIComponent(text);
 }
 
@@ -60,4 +65,38 @@ export function parseKeyValues(body: string | Buffer): Map<string, string> {
     out.set(key, line.slice(eq + 1));
   }
   return out;
+}
+
+/** `# Error: ...` or `Error ...` opening an answer (field notes: errors come as HTTP 200 with such a line). */
+const ERROR_LINE = /^#?\s*error\b[\s:]*/i;
+/** The error lines seen on these devices, about a name the request carried. */
+const KNOWN_ERROR = /^error (setting|adding|removing) '([^'\r\n]*)'$/i;
+
+export interface CgiAnswerContext {
+  /** What was asked, in our words, e.g. `parameter update`. */
+  what: string;
+  /** The names the request carried (checked before sending): an error line naming one is rebuilt from them. */
+  names: readonly string[];
+  /** What the device's own words must not hold to be shown (the client's `secrets`). */
+  secrets: readonly string[];
+}
+
+/**
+ * The `EDEVICE` an error line in a 200 answer stands for, or undefined when the answer is no
+ * error line. A known line about a name we sent is told in our words; any other line is the
+ * device's own words, shown one line, shortened, and only when it holds no secret.
+ */
+export function cgiFailure(body: string | Buffer, ctx: CgiAnswerContext): IpcamError | undefined {
+  const head = (typeof body === 'string' ? body.slice(0, 1024) : body.subarray(0, 1024).toString('utf8')).trimStart();
+  const prefix = ERROR_LINE.exec(head);
+  if (!prefix) return undefined;
+  const line = head.split(/\r?\n/, 1)[0] ?? '';
+  const words = line.slice(prefix[0].length).trim();
+  const known = KNOWN_ERROR.exec(words);
+  const name = known && ctx.names.includes(known[2] as string) ? known[2] : undefined;
+  const shown = name !== undefined ? `error ${(known?.[1] as string).toLowerCase()} '${name}'` : deviceWords(words, ctx.secrets);
+  return new IpcamError('EDEVICE', `The device answered the ${ctx.what} with an error${shown ? `: ${shown}` : ''}`, {
+    status: 200,
+    ...(shown !== undefined && { deviceDesc: shown }),
+  });
 }

@@ -1,4 +1,6 @@
 import { inputError } from '../errors';
+import { echo } from '../echo';
+import { checkText, checkWhole } from '../input-rules';
 import type { DeviceClient } from '../transport/client';
 import { checkDuration, TimedMoves } from '../timed-moves';
 import { buildCgiPath, type CgiValue } from './codec';
@@ -20,46 +22,55 @@ export type CgiPtzCommand =
 
 export const CGI_PTZ_ACTIONS = ['move', 'gotoPreset', 'savePreset', 'removePreset', 'removeAllPresets', 'startTour', 'stopTour', ...CGI_MOVES] as const;
 
-/** Presets are numbers 0-31 or names of at most 31 characters without `~`. */
+/** Spec 2 and 8: preset numbers 0-31, names of at most 31 characters without `~`. */
+export const PRESET_MAX = 31;
+export const PRESET_NAME_MAX = 31;
+export const PRESET_NAME_FORBIDDEN = '~';
+/** Spec 8: tours 0-3. */
+export const TOUR_MAX = 3;
+/** Electronic PTZ view area index: the spec gives no bound; no device has this many view areas. */
+export const STREAM_MAX = 99;
+/** Longest action or move name: anything longer is none of them (never lower-cased whole). */
+const NAME_MAX = 32;
+
+/** Presets are numbers 0-31 or names of at most 31 characters without `~` or control characters. */
 export function checkPreset(value: unknown): number | string {
-  if (typeof value === 'number' || (typeof value === 'string' && /^\d+$/.test(value.trim()))) {
-    const n = Number(value);
-    if (!Number.isInteger(n) || n < 0 || n > 31) throw inputError(`Preset number must be 0-31, got ${JSON.stringify(value)}`);
-    return n;
-  }
-  if (typeof value !== 'string' || value.trim() === '') throw inputError(`Preset must be a number 0-31 or a name, got ${JSON.stringify(value)}`);
-  if (value.length > 31) throw inputError(`Preset name must be at most 31 characters, got ${value.length}`);
-  if (value.includes('~')) throw inputError('Preset name must not contain ~');
-  return value;
+  if (typeof value === 'number' || (typeof value === 'string' && /^\s*\d{1,16}\s*$/.test(value))) return checkWhole(value, 'Preset number', 0, PRESET_MAX);
+  if (typeof value !== 'string') throw inputError(`Preset must be a number 0-${PRESET_MAX} or a name, got ${echo(value)}`);
+  return checkText(value, { what: 'Preset name', max: PRESET_NAME_MAX, forbid: PRESET_NAME_FORBIDDEN });
 }
 
 export function checkTour(value: unknown): number {
-  const n = typeof value === 'string' && /^\d+$/.test(value.trim()) ? Number(value) : value;
-  if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n > 3) throw inputError(`Tour must be 0-3, got ${JSON.stringify(value)}`);
-  return n;
+  return checkWhole(value, 'Tour', 0, TOUR_MAX);
 }
 
 function checkStream(value: unknown): number | undefined {
   if (value === undefined || value === null || value === '') return undefined;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw inputError(`stream must be a whole number, got ${JSON.stringify(value)}`);
-  return n;
+  return checkWhole(value, 'stream', 0, STREAM_MAX);
+}
+
+/** The known name `value` spells (any case, trimmed), or undefined; long text is no name. */
+function named<T extends string>(names: readonly T[], value: unknown): T | undefined {
+  if (typeof value !== 'string' || value.length > NAME_MAX) return undefined;
+  const wanted = value.trim().toLowerCase();
+  return names.find((n) => n.toLowerCase() === wanted);
 }
 
 /** Checks a command (object or short form like `'left'`) before anything is sent. */
 export function checkCgiPtz(input: unknown): CgiPtzCommand {
   const fields = (typeof input === 'object' && input !== null ? input : { action: input }) as Record<string, unknown>;
-  const action = typeof fields['action'] === 'string' ? fields['action'].trim() : fields['action'];
   const stream = checkStream(fields['stream']);
   const withStream = <T extends object>(c: T): T => (stream === undefined ? c : { ...c, stream });
   // Only a direction continues (`move=repeat`); home, stop and reset are single commands.
   const moveOf = (m: CgiMove): CgiPtzCommand => withStream({ action: 'move', move: m, continuous: fields['continuous'] === true && CGI_DIRECTIONS.includes(m) });
-  const move = CGI_MOVES.find((m) => typeof action === 'string' && m === action.toLowerCase());
+  const move = named(CGI_MOVES, fields['action']);
   if (move) return moveOf(move);
+  // Commands are spelled exactly (spaces around allowed); moves in any case.
+  const action = typeof fields['action'] === 'string' && fields['action'].length <= NAME_MAX ? fields['action'].trim() : undefined;
   switch (action) {
     case 'move': {
-      const m = CGI_MOVES.find((x) => x === String(fields['move']).toLowerCase());
-      if (!m) throw inputError(`Unknown move ${JSON.stringify(fields['move'])}: use ${CGI_MOVES.join(', ')}`);
+      const m = named(CGI_MOVES, fields['move']);
+      if (!m) throw inputError(`Unknown move ${echo(fields['move'])}: use ${CGI_MOVES.join(', ')}`);
       return moveOf(m);
     }
     case 'gotoPreset':
@@ -73,7 +84,7 @@ export function checkCgiPtz(input: unknown): CgiPtzCommand {
     case 'stopTour':
       return withStream({ action, tour: checkTour(fields['tour']) });
     default:
-      throw inputError(`Unknown PTZ action ${JSON.stringify(fields['action'])}: use ${CGI_PTZ_ACTIONS.join(', ')}`);
+      throw inputError(`Unknown PTZ action ${echo(fields['action'])}: use ${CGI_PTZ_ACTIONS.join(', ')}`);
   }
 }
 

@@ -1,4 +1,6 @@
 import { IpcamError, inputError } from '../errors';
+import { echo } from '../echo';
+import { checkWhole } from '../input-rules';
 import type { DeviceClient } from '../transport/client';
 import { buildCgiPath } from './codec';
 import { checkIo } from './io';
@@ -8,6 +10,12 @@ const ACTIVE = '/';
 const INACTIVE = '\\';
 /** Every wait is followed by an action character: a trailing wait is not part of the syntax. */
 const SEQUENCE = /^(\d*):([/\\])((\d+)[/\\])*$/;
+/** Relay numbers this node accepts. */
+export const OUTPUT_MAX = 99;
+/** Longest pulse and longest wait of a sequence (ms). */
+export const PULSE_MAX = 3_600_000;
+/** Longest sequence text: the spec gives none; 256 characters hold dozens of steps. */
+export const SEQUENCE_MAX = 256;
 
 export interface RelayState {
   output: number;
@@ -69,7 +77,7 @@ export function relayCommand(payload: unknown, settings: RelaySettings = {}): Re
   } else if (payload !== undefined && payload !== null) {
     mode = relayShortForm(payload) ?? refuse(payload, 'payload');
   }
-  if (!RELAY_MODES.includes(mode as RelayMode)) throw inputError(`Unknown relay mode ${describe(mode)}: use ${RELAY_MODES.join(', ')}`);
+  if (!RELAY_MODES.includes(mode as RelayMode)) throw inputError(`Unknown relay mode ${echo(mode)}: use ${RELAY_MODES.join(', ')}`);
   // A blank output setting (the editor allows it) means relay 1.
   const setting = typeof settings.output === 'string' && settings.output.trim() === '' ? undefined : settings.output;
   return {
@@ -93,29 +101,15 @@ function objectFields(value: unknown): Record<string, unknown> | undefined {
 
 function refuse(value: unknown, what: 'payload' | 'state'): never {
   const form = what === 'state' ? `${SHORT_FORMS_TEXT} or "sequence"` : `${SHORT_FORMS_TEXT}, or { output, state, pulse, sequence }`;
-  throw inputError(`Relay ${what} ${describe(value)} is not a relay command: use ${form}; nothing was sent`);
-}
-
-/** A short, safe description of any value for an error text (a payload may be large). */
-function describe(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}...` : value);
-  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
-  if (Buffer.isBuffer(value)) return 'a Buffer';
-  if (Array.isArray(value)) return 'a list';
-  if (value instanceof Date) return 'a Date';
-  return value === null ? 'null' : `a value of type ${typeof value}`;
+  throw inputError(`Relay ${what} ${echo(value)} is not a relay command: use ${form}; nothing was sent`);
 }
 
 export function checkOutput(value: unknown): number {
-  const n = typeof value === 'string' && /^\d+$/.test(value.trim()) ? Number(value) : value ?? 1;
-  if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > 99) throw inputError(`Output must be a relay number from 1, got ${JSON.stringify(value)}`);
-  return n;
+  return checkWhole(value ?? 1, 'Output (the relay number)', 1, OUTPUT_MAX);
 }
 
 export function checkPulse(value: unknown): number {
-  const n = typeof value === 'string' && /^\d+$/.test(value.trim()) ? Number(value) : value;
-  if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > 3_600_000) throw inputError(`Pulse must be a whole number of ms from 1 to 3600000, got ${JSON.stringify(value)}`);
-  return n;
+  return checkWhole(value, 'Pulse (ms)', 1, PULSE_MAX);
 }
 
 /**
@@ -125,13 +119,15 @@ export function checkPulse(value: unknown): number {
  */
 export function checkSequence(value: unknown, output: number): { action: string; output: number; finalActive: boolean } {
   if (typeof value !== 'string' || value.trim() === '') throw inputError('A relay sequence is text like 1:/300\\500/300\\');
+  if (value.length > SEQUENCE_MAX) throw inputError(`A relay sequence must be at most ${SEQUENCE_MAX} characters, got ${value.length}`);
   const text = value.trim();
   const bad = /[^0-9:/\\]/.exec(text);
-  if (bad) throw inputError(`Relay sequence has an unknown character ${JSON.stringify(bad[0])}: use digits, ':', '/' and '\\'`);
+  if (bad) throw inputError(`Relay sequence has an unknown character ${echo(bad[0])}: use digits, ':', '/' and '\\'`);
   const match = SEQUENCE.exec(text);
-  if (!match) throw inputError(`Relay sequence ${JSON.stringify(text)} is not [id]:<a>[<wait><a>...] (a = / or \\, waits in ms)`);
-  const id = match[1] === '' ? output : Number(match[1]);
+  if (!match) throw inputError(`Relay sequence ${echo(text)} is not [id]:<a>[<wait><a>...] (a = / or \\, waits in ms)`);
+  const id = match[1] === '' ? output : checkWhole(match[1], 'The relay number of the sequence', 1, OUTPUT_MAX);
   if (id !== output) throw inputError(`Relay sequence names output ${id} but output ${output} is asked for (one relay per request)`);
+  for (const wait of text.slice(text.indexOf(':') + 1).match(/\d+/g) ?? []) checkWhole(wait, 'A wait of the relay sequence (ms)', 0, PULSE_MAX);
   const actions = text.replace(/[^/\\]/g, '');
   return { action: `${id}:${text.slice(text.indexOf(':') + 1)}`, output: id, finalActive: actions.endsWith(ACTIVE) };
 }

@@ -15,25 +15,51 @@ export function listFilter(value: unknown): Set<ListType> | undefined {
   return new Set(entries as ListType[]);
 }
 
-/** Case-insensitive text match against the sender's mac, name, serial number or ip. */
+/**
+ * Case-insensitive text match against what the post says of its sender (mac, name, serial number,
+ * ip) and the socket's address. The post's words are the sender's own claim: this is a convenience
+ * to tell devices apart, never a guard (only the event server's allow list and Basic auth are).
+ */
 export function matchesText(device: EventDevice, remoteAddress: string, text: string): boolean {
   const needle = text.trim().toLowerCase();
   if (needle === '') return true;
   return [device.mac, device.name, device.sn, device.ip, remoteAddress].some((v) => v !== undefined && v.toLowerCase().includes(needle));
 }
 
-/** The addresses a configured device host stands for (a name is resolved once). */
+/** The addresses a configured device host stands for (a name is resolved once), in canonical form. */
 export async function hostAddresses(host: string): Promise<Set<string>> {
   const bare = host.replace(/^\[|\]$/g, '');
-  if (isIP(bare)) return new Set([bare.toLowerCase()]);
+  if (isIP(bare)) return new Set([canonicalAddress(bare)]);
   try {
     const found = await lookup(bare, { all: true });
-    return new Set([bare.toLowerCase(), ...found.map((a) => a.address.toLowerCase())]);
+    return new Set(found.map((a) => canonicalAddress(a.address)));
   } catch {
-    return new Set([bare.toLowerCase()]);
+    return new Set();
   }
 }
 
-export function fromHost(addresses: Set<string>, device: EventDevice, remoteAddress: string): boolean {
-  return addresses.has(remoteAddress.toLowerCase()) || addresses.has(device.ip.toLowerCase());
+/**
+ * Whether a post came from the device: by the socket's address alone. The `<ip>` or `<mac>` a
+ * post carries is whatever its sender wrote, so it never decides this.
+ */
+export function fromDevice(addresses: ReadonlySet<string>, remoteAddress: string): boolean {
+  return isIP(remoteAddress) !== 0 && addresses.has(canonicalAddress(remoteAddress));
+}
+
+/** One spelling per address: IPv6 lower-case and compressed, IPv4-mapped IPv6 as IPv4. */
+export function canonicalAddress(address: string): string {
+  const family = isIP(address);
+  if (family === 4) return address;
+  if (family !== 6 || address.includes('%')) return address.toLowerCase();
+  const canonical = new URL(`http://[${address}]/`).hostname.slice(1, -1);
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(canonical);
+  if (mapped) return mapped[1] as string;
+  // The URL form writes an IPv4-mapped address in hex: read it back as dotted IPv4.
+  const hex = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(canonical);
+  if (hex) {
+    const high = parseInt(hex[1] as string, 16);
+    const low = parseInt(hex[2] as string, 16);
+    return [high >> 8, high & 255, low >> 8, low & 255].join('.');
+  }
+  return canonical;
 }

@@ -430,7 +430,7 @@ export class EventPoster {
       await res.body.dump();
       return { status: res.statusCode };
     } catch (err) {
-      throw transportError(err, { target: `${url.origin} (POST ${url.pathname})`, secrets: target.password ? [target.password] : [] });
+      throw transportError(err, { target: `${url.origin} (POST ${url.pathname})` });
     }
   }
 

@@ -201,7 +201,7 @@ export class StreamSupervisor {
     if (signal.aborted || this.state === 'stopped') return;
     // A stall (body timeout) or a reset while reading comes straight from undici.
     const client = this.opts.client;
-    const error = transportError(err, { target: `${client.label} (GET ${this.target})`, secrets: [client.options.password] });
+    const error = transportError(err, { target: `${client.label} (GET ${this.target})` });
     if (error.code === 'EHTTP' && (error.status === 400 || error.status === 404)) {
       const unsupported = new IpcamError('EHTTP', `The stream ${this.target} is not supported by this device (${client.label}, HTTP ${error.status})`, { status: error.status });
       this.setState('unsupported', { error: unsupported });

@@ -49,6 +49,11 @@ export interface DeviceStream {
 }
 
 const DEFAULT_MAX_BYTES = 32 * 1024 * 1024;
+/**
+ * Longest request target sent: every value is checked against its own limit before it gets here;
+ * this is the last bound, well below what the small web servers of these devices take.
+ */
+export const MAX_TARGET = 4096;
 const KEEP_ALIVE_MS = 30_000;
 
 /**
@@ -79,8 +84,19 @@ export class DeviceClient {
     return this.options.origin;
   }
 
+  /**
+   * What a device's own words must not hold to be shown in an error text: the password, the
+   * username and the Basic form of both (a device may echo a request or its header).
+   */
+  get secrets(): readonly string[] {
+    const { username, password } = this.options;
+    if (password === '' && username === '') return [];
+    return [password, username, Buffer.from(`${username}:${password}`, 'utf8').toString('base64')].filter((s) => s !== '');
+  }
+
   async request(opts: RequestOptions): Promise<DeviceResponse> {
     this.assertOpen();
+    checkTarget(opts.path);
     const method = opts.method ?? 'GET';
     const timeout = opts.timeout ?? this.options.timeout;
     const headers: Record<string, string> = { ...opts.headers };
@@ -107,6 +123,7 @@ export class DeviceClient {
   /** Opens a never-ending response (multipart streams) on its own connection. */
   async openStream(opts: StreamOptions): Promise<DeviceStream> {
     this.assertOpen();
+    checkTarget(opts.path);
     const { connect, headersTimeout } = this.dispatcherOptions();
     // Our own connector keeps the socket, so that closing during a slow connect (an unreachable
     // camera) releases it at once instead of at the connect timeout.
@@ -192,7 +209,7 @@ export class DeviceClient {
   }
 
   private toIpcamError(err: unknown, method: string, path: string): IpcamError {
-    return transportError(err, { target: `${this.label} (${this.describe(method, path)})`, secrets: [this.options.password] });
+    return transportError(err, { target: `${this.label} (${this.describe(method, path)})` });
   }
 }
 
@@ -213,6 +230,13 @@ function destroyWithError(socket: Socket): void {
 
 function ignoreError(): void {
   // The close was ours: the error only marks it as not a clean end of the body.
+}
+
+/** A target the device can take: a path of ours, bounded, on one line (`EINPUT` otherwise, nothing sent). */
+function checkTarget(path: string): void {
+  if (typeof path !== 'string' || !path.startsWith('/')) throw new IpcamError('EINPUT', 'A request target must be a path starting with /');
+  if (path.length > MAX_TARGET) throw new IpcamError('EINPUT', `The request target is longer than ${MAX_TARGET} characters: a value given is too long`);
+  if (/[^\x21-\x7e]/.test(path)) throw new IpcamError('EINPUT', 'The request target holds a character that is not encoded');
 }
 
 function contentTypeOf(headers: Record<string, string | string[] | undefined>): string {

@@ -37,7 +37,7 @@ export async function xmlCall(client: DeviceClient, call: XmlCall): Promise<XmlE
     if (!ok) throw new IpcamError('EHTTP', `The device answered HTTP ${res.status} to ${call.path}`, { status: res.status });
     throw err;
   }
-  const failure = failureOf(root, res.status);
+  const failure = failureOf(root, { status: res.status, secrets: client.secrets });
   if (failure) throw failure;
   if (!ok) throw new IpcamError('EHTTP', `The device answered HTTP ${res.status} to ${call.path}`, { status: res.status });
   return root;

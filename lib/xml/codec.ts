@@ -1,5 +1,7 @@
 import { XMLBuilder, XMLParser, XMLValidator } from 'fast-xml-parser';
-import { IpcamError } from '../errors';
+import { IpcamError, inputError } from '../errors';
+import { echo } from '../echo';
+import { notXmlChar } from '../input-rules';
 
 /** Namespace of every document of the XML interface (field notes: the same on all firmware seen). */
 export const XML_NS = 'http://www.ipc.com/ver10';
@@ -63,13 +65,14 @@ export function parseXml(input: string | Buffer): XmlElement {
   const text = (typeof input === 'string' ? input : input.toString('utf8')).replace(/^\uFEFF/, '').trimStart();
   if (/<!DOCTYPE|<!ENTITY/i.test(text)) throw new IpcamError('EPARSE', 'The answer carries a DTD, which is refused');
   // The parser closes unbalanced tags silently: a truncated answer would read as a shorter one.
+  // The validator's and parser's own messages quote the answer: only its code and line are shown.
   const valid = XMLValidator.validate(text);
-  if (valid !== true) throw new IpcamError('EPARSE', `The answer is not well-formed XML: ${valid.err.msg} (line ${valid.err.line})`);
+  if (valid !== true) throw new IpcamError('EPARSE', `The answer is not well-formed XML (${/^[A-Za-z]{1,40}$/.test(valid.err.code) ? `${valid.err.code}, ` : ''}line ${Number(valid.err.line) || '?'})`);
   let nodes: OrderedNode[];
   try {
     nodes = parser.parse(text) as OrderedNode[];
-  } catch (err) {
-    throw new IpcamError('EPARSE', `The answer is not well-formed XML: ${err instanceof Error ? err.message : String(err)}`);
+  } catch {
+    throw new IpcamError('EPARSE', 'The answer is not well-formed XML');
   }
   const root = nodes.map(toElement).find((el): el is XmlElement => el !== undefined);
   if (!root) throw new IpcamError('EPARSE', 'The answer holds no XML element');
@@ -174,10 +177,10 @@ export const xml = {
     return { name, attrs: { type: 'string' }, cdata: value };
   },
   uint(name: string, value: number): XmlNode {
-    return { name, attrs: { type: 'uint32' }, text: String(value) };
+    return { name, attrs: { type: 'uint32' }, text: String(unsigned(name, value, 0xffff_ffff)) };
   },
   uint8(name: string, value: number): XmlNode {
-    return { name, attrs: { type: 'uint8' }, text: String(value) };
+    return { name, attrs: { type: 'uint8' }, text: String(unsigned(name, value, 0xff)) };
   },
   bool(name: string, value: boolean): XmlNode {
     return { name, attrs: { type: 'boolean' }, text: value ? 'true' : 'false' };
@@ -193,6 +196,12 @@ export const xml = {
   },
 };
 
+/** The last check of a number before it is written (each operation checks its own range first). */
+function unsigned(name: string, value: number, max: number): number {
+  if (!Number.isSafeInteger(value) || value < 0 || value > max) throw inputError(`${name} must be a whole number from 0 to ${max}`);
+  return value;
+}
+
 /** A whole request: `<?xml?>` and the root with `version` and the namespace. */
 export function buildDocument(version: string, children: XmlNode[], rootName = 'config'): string {
   return buildXml({ name: rootName, attrs: { version, xmlns: XML_NS }, children });
@@ -202,7 +211,15 @@ export function buildXml(root: XmlNode): string {
   return '<?xml version="1.0" encoding="UTF-8"?>\n' + (builder.build([toOrdered(root)]) as string);
 }
 
+/**
+ * Every text, CDATA and attribute value is checked for XML 1.0 characters as the document is
+ * built: the last line behind each operation's own checks, so that no invalid document is ever
+ * sent (`EINPUT`, nothing sent).
+ */
 function toOrdered(node: XmlNode): OrderedNode {
+  for (const value of [node.text, node.cdata, ...Object.values(node.attrs ?? {})]) {
+    if (typeof value === 'string' && notXmlChar(value) !== undefined) throw inputError(`The text for element ${echo(node.name)} holds a character XML 1.0 cannot carry`);
+  }
   const content: OrderedNode[] = [];
   if (node.text !== undefined) content.push({ [TEXT]: node.text });
   if (node.cdata !== undefined) content.push(...cdataSections(node.cdata));

@@ -1,5 +1,7 @@
 import { isIP } from 'node:net';
 import { inputError } from '../errors';
+import { echo } from '../echo';
+import { checkText, checkWhole } from '../input-rules';
 import type { DeviceClient } from '../transport/client';
 import { xmlCall } from './call';
 import { buildDocument, xml } from './codec';
@@ -17,16 +19,21 @@ export interface HttpPostTarget {
   enabled?: boolean;
 }
 
+/** Longest host name (RFC 1035) and longest event path sent (the spec gives none). */
+export const SERVER_NAME_MAX = 253;
+export const POST_PATH_MAX = 256;
+
 export function checkHttpPostTarget(target: HttpPostTarget): Required<HttpPostTarget> {
-  if (typeof target.serverIp !== 'string' || (isIP(target.serverIp) === 0 && !/^[A-Za-z0-9.-]+$/.test(target.serverIp))) {
-    throw inputError(`Server address ${JSON.stringify(target.serverIp)} is not an IP address or host name`);
+  const serverIp = target.serverIp;
+  if (typeof serverIp !== 'string' || serverIp.length > SERVER_NAME_MAX || (isIP(serverIp) === 0 && !/^[A-Za-z0-9.-]+$/.test(serverIp))) {
+    throw inputError(`Server address ${echo(serverIp)} is not an IP address or host name`);
   }
-  if (!Number.isInteger(target.serverPort) || target.serverPort < 1 || target.serverPort > 65535) throw inputError(`Server port must be 1-65535, got ${String(target.serverPort)}`);
-  const keepalive = target.keepalive ?? 30;
-  if (!Number.isInteger(keepalive) || keepalive < 30 || keepalive > 120) throw inputError(`Keep-alive interval must be 30-120 s, got ${String(target.keepalive)}`);
-  const path = target.path ?? '/';
-  if (typeof path !== 'string' || !path.startsWith('/')) throw inputError(`Path must start with /, got ${JSON.stringify(target.path)}`);
-  return { serverIp: target.serverIp, serverPort: target.serverPort, path, keepalive, enabled: target.enabled !== false };
+  if (typeof target.serverPort !== 'number') throw inputError(`Server port must be a number, got ${echo(target.serverPort)}`);
+  const serverPort = checkWhole(target.serverPort, 'Server port', 1, 65535);
+  const keepalive = checkWhole(target.keepalive ?? 30, 'Keep-alive interval (s)', 30, 120);
+  const path = checkText(target.path ?? '/', { what: 'Event path', max: POST_PATH_MAX, xml: true });
+  if (!path.startsWith('/')) throw inputError(`Path must start with /, got ${echo(path)}`);
+  return { serverIp, serverPort, path, keepalive, enabled: target.enabled !== false };
 }
 
 /** Points the device's HTTP POST events at a server (field notes: `httpPost` block). */

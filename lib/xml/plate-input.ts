@@ -1,4 +1,6 @@
 import { inputError } from '../errors';
+import { echo } from '../echo';
+import { checkText, type TextRule } from '../input-rules';
 
 /** A plate as flows give it; `group` defaults to `'1'`. */
 export interface PlateInput {
@@ -19,30 +21,40 @@ export interface CheckedPlate extends PlateInput {
 
 export const DEFAULT_GROUP = '1';
 const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})$/;
+
+/**
+ * What each plate field may hold (the spec gives no lengths): one line of XML 1.0 text (a plate
+ * number has no line breaks; CR and LF would be stored altered and split log lines), at most:
+ * plate number 32 characters (real plates have about 10), group 64, owner 64, phone 32.
+ */
+export const PLATE_RULES = {
+  plate: { what: 'A plate number', max: 32, xml: true },
+  group: { what: 'Plate group', max: 64, xml: true },
+  owner: { what: 'Plate owner', max: 64, min: 0, xml: true },
+  phone: { what: 'Plate phone', max: 32, min: 0, xml: true },
+} as const satisfies Record<string, TextRule>;
 const OPTIONAL_TEXT = ['owner', 'phone'] as const;
 
 /** `YYYY-MM-DD HH:MM:SS` that names a real moment (no 2026-02-30, no 25:00:00). */
 export function checkDateTime(value: unknown, what: string): string {
   const match = typeof value === 'string' ? DATE_TIME.exec(value) : null;
-  if (!match) throw inputError(`${what} must be a date like 2026-01-31 23:59:59, got ${JSON.stringify(value)}`);
+  if (!match) throw inputError(`${what} must be a date like 2026-01-31 23:59:59, got ${echo(value)}`);
   const [y, mo, d, h, mi, s] = match.slice(1).map(Number) as [number, number, number, number, number, number];
   const date = new Date(Date.UTC(y, mo - 1, d, h, mi, s));
   const real = date.getUTCFullYear() === y && date.getUTCMonth() === mo - 1 && date.getUTCDate() === d && h < 24 && mi < 60 && s < 60;
-  if (!real) throw inputError(`${what} ${JSON.stringify(value)} is not a real date and time`);
+  if (!real) throw inputError(`${what} ${echo(value)} is not a real date and time`);
   return value as string;
 }
 
 export function checkGroup(value: unknown): string {
   if (value === undefined || value === null) return DEFAULT_GROUP;
-  const group = typeof value === 'number' && Number.isInteger(value) ? String(value) : value;
-  if (typeof group !== 'string' || group.trim() === '') throw inputError(`Plate group must be non-empty text, got ${JSON.stringify(value)}`);
-  return group;
+  if (typeof value === 'number' && !Number.isSafeInteger(value)) throw inputError(`Plate group must be text or a whole number, got ${echo(value)}`);
+  return checkText(value, PLATE_RULES.group);
 }
 
 export function checkPlateNumber(value: unknown): string {
-  if (typeof value !== 'string') throw inputError(`A plate must be text, got ${JSON.stringify(value) ?? typeof value}`);
-  if (value.trim() === '') throw inputError('A plate is empty');
-  return value;
+  if (typeof value !== 'string') throw inputError(`A plate must be text, got ${echo(value)}`);
+  return checkText(value, PLATE_RULES.plate);
 }
 
 /** Accepts `'ABC123'` or `{ plate, group, owner, phone, begin, end }`; `group` fills a missing group. */
@@ -53,7 +65,7 @@ export function checkPlate(value: unknown, group?: unknown): CheckedPlate {
     const v = fields[key];
     if (v === undefined || v === null) continue;
     if (typeof v !== 'string' && typeof v !== 'number') throw inputError(`Plate ${plate.plate}: ${key} must be text`);
-    plate[key] = String(v);
+    plate[key] = checkText(v, { ...PLATE_RULES[key], what: `Plate ${plate.plate}: ${key}` });
   }
   // An empty date (as a device record may carry) means "not given".
   if (given(fields['begin'])) plate.begin = checkDateTime(fields['begin'], `Plate ${plate.plate}: begin`);

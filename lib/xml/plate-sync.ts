@@ -1,6 +1,6 @@
-import { inputError } from '../errors';
+import { IpcamError, inputError } from '../errors';
 import type { DeviceClient } from '../transport/client';
-import { checkGroup, checkPlate, type CheckedPlate } from './plate-input';
+import { checkGroup, checkPlate, checkPlateNumber, type CheckedPlate } from './plate-input';
 import { addPlates, deletePlates, MAX_PLATES, modifyPlate, plateError, queryPlates, type PlateRecord, type PlateResult } from './plates';
 
 /** What a sync did (or, on a dry run, would do), as plate numbers. */
@@ -72,14 +72,21 @@ export async function syncPlates(client: DeviceClient, input: unknown, opts: { g
   const { plates: existing } = await queryPlates(client, { group }, { signal: opts.signal });
   const plan = planSync(group, desired, existing);
   const report: SyncReport = { added: [], modified: [], removed: [], unchanged: plan.unchanged.map((p) => p.plate), failed: [], dryRun: opts.dryRun === true };
+  // A plate on the device that this library would not send (another client stored it) cannot be
+  // named in a delete: it is reported as failed, not sent, and the rest of the sync goes on.
+  const removable = plan.remove.filter((plate) => {
+    const problem = unsendable(plate.plate);
+    if (problem !== undefined) report.failed.push({ plate: plate.plate, action: 'remove', errorCode: -1, error: problem });
+    return problem === undefined;
+  });
   if (report.dryRun) {
     report.added = plan.add.map((p) => p.plate);
     report.modified = plan.modify.map((p) => p.plate);
-    report.removed = plan.remove.map((p) => p.plate);
+    report.removed = removable.map((p) => p.plate);
     return report;
   }
   // Removals first: a nearly full library must have room for the additions.
-  if (plan.remove.length > 0) collect(report, 'remove', report.removed, await deletePlates(client, plan.remove, { group, signal: opts.signal }));
+  if (removable.length > 0) collect(report, 'remove', report.removed, await deletePlates(client, removable, { group, signal: opts.signal }));
   if (plan.add.length > 0) collect(report, 'add', report.added, await addPlates(client, plan.add, { group, signal: opts.signal }));
   for (const plate of plan.modify) {
     try {
@@ -91,6 +98,17 @@ export async function syncPlates(client: DeviceClient, input: unknown, opts: { g
     }
   }
   return report;
+}
+
+/** Why a plate number read from the device cannot be sent back, or undefined when it can. */
+function unsendable(plate: string): string | undefined {
+  try {
+    checkPlateNumber(plate);
+    return undefined;
+  } catch (err) {
+    if (err instanceof IpcamError) return `Not removed: ${err.message}`;
+    throw err;
+  }
 }
 
 function collect(report: SyncReport, action: 'add' | 'remove', done: string[], results: PlateResult[]): void {

@@ -1,6 +1,9 @@
 import { IpcamError, inputError } from '../errors';
 import type { DeviceClient } from '../transport/client';
 import { xmlCall } from './call';
+import { echo } from '../echo';
+import { checkWhole } from '../input-rules';
+import { checkChannel as checkChannelId } from './channel';
 import { buildDocument, child, path, xml } from './codec';
 
 /** The 15 actions of PtzControl. */
@@ -33,24 +36,20 @@ export const DEFAULT_SPEED_RANGE: SpeedRange = { min: 1, max: 8 };
 
 /** `'left'`, `'LEFT'` or `'Left'` to the action's spelling; anything else is `EINPUT`. */
 export function ptzAction(value: unknown): PtzAction {
-  const found = typeof value === 'string' ? PTZ_ACTIONS.find((a) => a.toLowerCase() === value.trim().toLowerCase()) : undefined;
-  if (!found) throw inputError(`Unknown PTZ action ${JSON.stringify(value)}: use one of ${PTZ_ACTIONS.join(', ')}`);
+  // Longer text is no action: it is neither lower-cased nor copied whole into the error.
+  const wanted = typeof value === 'string' && value.length <= 32 ? value.trim().toLowerCase() : undefined;
+  const found = wanted === undefined ? undefined : PTZ_ACTIONS.find((a) => a.toLowerCase() === wanted);
+  if (!found) throw inputError(`Unknown PTZ action ${echo(value)}: use one of ${PTZ_ACTIONS.join(', ')}`);
   return found;
 }
 
+/** The channel of a PTZ command: 1 when none is given. */
 export function checkChannel(value: unknown): number {
-  if (value === undefined || value === null || value === '') return 1;
-  const n = typeof value === 'string' ? Number(value) : value;
-  if (typeof n !== 'number' || !Number.isInteger(n) || n < 1) throw inputError(`Channel must be a whole number from 1, got ${JSON.stringify(value)}`);
-  return n;
+  return value === undefined || value === null || value === '' ? 1 : checkChannelId(value);
 }
 
 export function checkSpeed(value: unknown, range: SpeedRange): number {
-  const n = typeof value === 'string' && /^\d+$/.test(value.trim()) ? Number(value) : value;
-  if (typeof n !== 'number' || !Number.isInteger(n) || n < range.min || n > range.max) {
-    throw inputError(`Speed must be a whole number from ${range.min} to ${range.max}, got ${JSON.stringify(value)}`);
-  }
-  return n;
+  return checkWhole(value, 'Speed', range.min, range.max);
 }
 
 /** PtzGetCaps: the speed range of a channel. */

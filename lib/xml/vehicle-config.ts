@@ -1,6 +1,9 @@
 import { IpcamError, inputError } from '../errors';
+import { echo } from '../echo';
+import { checkText, checkWhole } from '../input-rules';
 import type { DeviceClient } from '../transport/client';
 import { xmlCall } from './call';
+import { channelPath } from './channel';
 import { buildDocument, child, elementToNode, items, path, type XmlElement } from './codec';
 
 /** Plate recognition settings of one channel, typed. */
@@ -28,10 +31,19 @@ export type VehicleConfigChange = Partial<Omit<VehicleConfig, 'options' | 'dedup
 };
 
 interface CallOptions {
-  /** Channel id (default: none in the path, which the device takes as 1). */
+  /** Channel id, 1 to `MAX_CHANNEL` (default: none in the path, which the device takes as 1). */
   channel?: number;
   signal?: AbortSignal;
 }
+
+/** Field notes: zone coordinates are on a 0-10000 scale. */
+export const ZONE_MAX = 10_000;
+/** Longest dedup interval accepted (s): one day. */
+export const DEDUP_INTERVAL_MAX = 86_400;
+/** Spec: plateSencitivity 0-100. */
+export const SENSITIVITY_MAX = 100;
+/** Longest region or alarm mode name sent (the spec gives none; names seen are short words). */
+export const NAME_MAX = 64;
 
 const CONFIG_VERSION = '2.0.0';
 /** Field names as the spec spells them, with the spellings other firmware uses after them. */
@@ -41,21 +53,38 @@ export async function getVehicleConfig(client: DeviceClient, opts: CallOptions =
   return toConfig(await readDocument(client, opts));
 }
 
-/** Read-modify-write of a partial change; element names are sent back as the device spelled them. */
+/**
+ * Read-modify-write of a partial change; element names are sent back as the device spelled them.
+ * Every check that needs no device is done before anything is sent (`EINPUT`). What only the
+ * device's own document can tell (a region it lists, a setting it has) is checked after the read
+ * (GetSmartVehicleConfig) and before any change is sent: `EDEVICE` (this device cannot), as the
+ * request was sent, with nothing changed.
+ */
 export async function setVehicleConfig(client: DeviceClient, change: unknown, opts: CallOptions = {}): Promise<VehicleConfig> {
   const wanted = checkChange(change);
+  const setPath = channelPath('/SetSmartVehicleConfig', opts.channel);
   const root = await readDocument(client, opts);
   const vehicle = child(root, 'vehicle');
   if (!vehicle) throw new IpcamError('EPARSE', 'GetSmartVehicleConfig answered without a vehicle block');
-  const current = toConfig(root);
-  if (wanted.region !== undefined && current.options.regions.length > 0 && !current.options.regions.some((r) => r.name === wanted.region)) {
-    throw inputError(`Region "${wanted.region}" is not offered by this device: ${current.options.regions.map((r) => r.name).join(', ')}`);
-  }
+  checkOffered(toConfig(root), wanted);
   apply(vehicle, wanted);
   const body = buildDocument(root.attrs['version'] ?? CONFIG_VERSION, [elementToNode(vehicle)]);
-  await xmlCall(client, { path: channelPath('/SetSmartVehicleConfig', opts.channel), body, signal: opts.signal });
+  await xmlCall(client, { path: setPath, body, signal: opts.signal });
   // What the device now holds, not what was sent: firmware may round or refuse silently.
   return getVehicleConfig(client, opts);
+}
+
+/** A region must be one the device lists; a device that lists none cannot have one set. */
+function checkOffered(current: VehicleConfig, wanted: VehicleConfigChange): void {
+  if (wanted.region === undefined || current.options.regions.some((r) => r.name === wanted.region)) return;
+  const offered = current.options.regions.length;
+  // The device's own region names are not echoed: read the config for options.regions.
+  throw new IpcamError(
+    'EDEVICE',
+    offered === 0
+      ? `Region ${echo(wanted.region)} cannot be set: this device lists no regions; nothing was changed`
+      : `Region ${echo(wanted.region)} is not one of the ${offered} regions this device offers (read the config: options.regions); nothing was changed`,
+  );
 }
 
 async function readDocument(client: DeviceClient, opts: CallOptions): Promise<XmlElement> {
@@ -71,12 +100,6 @@ async function readDocument(client: DeviceClient, opts: CallOptions): Promise<Xm
       ...(err.status !== undefined && { status: err.status }),
     });
   }
-}
-
-function channelPath(base: string, channel: number | undefined): string {
-  if (channel === undefined) return base;
-  if (!Number.isInteger(channel) || channel < 1) throw inputError(`Channel must be a whole number from 1, got ${JSON.stringify(channel)}`);
-  return `${base}/${channel}`;
 }
 
 function toConfig(root: XmlElement): VehicleConfig {
@@ -120,18 +143,20 @@ function checkChange(value: unknown): VehicleConfigChange {
   const c = value as Record<string, unknown>;
   const known = new Set(['enabled', 'sensitivity', 'region', 'saveTargetPicture', 'saveSourcePicture', 'dedup', 'zone', 'alarmMode', 'options']);
   const unknown = Object.keys(c).find((k) => !known.has(k));
-  if (unknown) throw inputError(`Unknown vehicle config field "${unknown}"`);
+  if (unknown) throw inputError(`Unknown vehicle config field ${echo(unknown)}`);
   const out: VehicleConfigChange = {};
   for (const key of BOOLEAN_FIELDS) {
     if (c[key] === undefined) continue;
     if (typeof c[key] !== 'boolean') throw inputError(`${key} must be true or false`);
     out[key] = c[key];
   }
-  if (c['sensitivity'] !== undefined) out.sensitivity = wholeNumber(c['sensitivity'], 'sensitivity', 0, 100);
-  for (const key of ['region', 'alarmMode'] as const) {
-    if (c[key] === undefined) continue;
-    if (typeof c[key] !== 'string' || c[key] === '') throw inputError(`${key} must be non-empty text`);
-    out[key] = c[key];
+  if (c['sensitivity'] !== undefined) out.sensitivity = wholeNumber(c['sensitivity'], 'sensitivity', 0, SENSITIVITY_MAX);
+  if (c['region'] !== undefined) out.region = checkText(c['region'], { what: 'region', max: NAME_MAX, xml: true });
+  if (c['alarmMode'] !== undefined) {
+    const mode = checkText(c['alarmMode'], { what: 'alarmMode', max: NAME_MAX, xml: true });
+    // An enumeration value (e.g. plateOnly): a word, nothing else.
+    if (!/^[A-Za-z0-9_-]+$/.test(mode)) throw inputError(`alarmMode ${echo(mode)} is not a mode name like plateOnly`);
+    out.alarmMode = mode;
   }
   if (c['dedup'] !== undefined) {
     const d = c['dedup'] as Record<string, unknown>;
@@ -141,12 +166,13 @@ function checkChange(value: unknown): VehicleConfigChange {
       if (typeof d['enabled'] !== 'boolean') throw inputError('dedup.enabled must be true or false');
       out.dedup.enabled = d['enabled'];
     }
-    if (d['interval'] !== undefined) out.dedup.interval = wholeNumber(d['interval'], 'dedup.interval', 0, 86_400);
+    if (d['interval'] !== undefined) out.dedup.interval = wholeNumber(d['interval'], 'dedup.interval', 0, DEDUP_INTERVAL_MAX);
   }
   if (c['zone'] !== undefined) {
     const z = c['zone'] as Record<string, unknown>;
     if (typeof z !== 'object' || z === null) throw inputError('zone must be an object { x1, y1, x2, y2 }');
-    const zone = { x1: wholeNumber(z['x1'], 'zone.x1', 0), y1: wholeNumber(z['y1'], 'zone.y1', 0), x2: wholeNumber(z['x2'], 'zone.x2', 0), y2: wholeNumber(z['y2'], 'zone.y2', 0) };
+    const at = (key: string): number => wholeNumber(z[key], `zone.${key}`, 0, ZONE_MAX);
+    const zone = { x1: at('x1'), y1: at('y1'), x2: at('x2'), y2: at('y2') };
     if (zone.x1 >= zone.x2) throw inputError(`zone: x1 (${zone.x1}) must be left of x2 (${zone.x2})`);
     if (zone.y1 >= zone.y2) throw inputError(`zone: y1 (${zone.y1}) must be above y2 (${zone.y2})`);
     out.zone = zone;
@@ -154,17 +180,16 @@ function checkChange(value: unknown): VehicleConfigChange {
   return out;
 }
 
-function wholeNumber(value: unknown, what: string, min: number, max = Number.MAX_SAFE_INTEGER): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw inputError(`${what} must be a whole number from ${min}${max === Number.MAX_SAFE_INTEGER ? '' : ` to ${max}`}, got ${JSON.stringify(value)}`);
-  }
-  return value;
+/** Numbers only (a config object is typed JS, not form text). */
+function wholeNumber(value: unknown, what: string, min: number, max: number): number {
+  if (typeof value !== 'number') throw inputError(`${what} must be a number, got ${echo(value)}`);
+  return checkWhole(value, what, min, max);
 }
 
 /** Writes the change into the device's own document. */
 function apply(vehicle: XmlElement, change: VehicleConfigChange): void {
   const set = (el: XmlElement | undefined, value: string | number | boolean, what: string): void => {
-    if (!el) throw inputError(`This device has no ${what} setting`);
+    if (!el) throw new IpcamError('EDEVICE', `This device has no ${what} setting; nothing was changed`);
     el.text = String(value);
   };
   if (change.enabled !== undefined) set(child(vehicle, 'switch'), change.enabled, 'switch');
