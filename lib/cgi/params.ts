@@ -1,6 +1,6 @@
 import { inputError } from '../errors';
 import { echo } from '../echo';
-import { checkText } from '../input-rules';
+import { checkText } from '../params';
 import type { DeviceClient } from '../transport/client';
 import { buildCgiPath, cgiFailure, parseKeyValues } from './codec';
 

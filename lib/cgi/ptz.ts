@@ -1,6 +1,6 @@
 import { inputError } from '../errors';
 import { echo } from '../echo';
-import { checkText, checkWhole } from '../input-rules';
+import { checkText, checkWhole } from '../params';
 import type { DeviceClient } from '../transport/client';
 import { checkDuration, TimedMoves } from '../timed-moves';
 import { buildCgiPath, type CgiValue } from './codec';

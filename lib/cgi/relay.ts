@@ -1,6 +1,6 @@
 import { IpcamError, inputError } from '../errors';
 import { echo } from '../echo';
-import { checkWhole } from '../input-rules';
+import { checkWhole } from '../params';
 import type { DeviceClient } from '../transport/client';
 import { buildCgiPath } from './codec';
 import { checkIo } from './io';

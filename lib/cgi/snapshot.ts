@@ -1,6 +1,6 @@
 import { IpcamError, inputError } from '../errors';
 import { echo } from '../echo';
-import { checkText } from '../input-rules';
+import { checkText } from '../params';
 import type { DeviceClient } from '../transport/client';
 import { buildCgiPath, type CgiValue } from './codec';
 

@@ -58,7 +58,21 @@ export interface Simulator {
 }
 
 /** Order matters: the control API answers before authentication, device routes after it. */
-const DEVICE_ROUTES: Route[] = [deviceInfoRoute, plateRoutes, httpPostRoute, (ctx) => ctx.state.ptz.route(ctx), (ctx) => ctx.state.io.route(ctx), snapshotRoute, paramRoute];
+const DEVICE_ROUTES: Route[] = [
+  deviceInfoRoute,
+  plateRoutes,
+  httpPostRoute,
+  (ctx) => ctx.state.ptz.route(ctx),
+  (ctx) => ctx.state.io.route(ctx),
+  snapshotRoute,
+  paramRoute,
+  (ctx) => ctx.state.equipment.route(ctx),
+  (ctx) => ctx.state.files.route(ctx),
+  (ctx) => ctx.state.maintenance.route(ctx),
+  (ctx) => ctx.state.serveTests.route(ctx),
+  (ctx) => ctx.state.media.route(ctx),
+  (ctx) => ctx.state.records.route(ctx),
+];
 
 export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
   const state = initialState();

@@ -1,4 +1,10 @@
+import { SimulatedEquipment } from './equipment';
+import { SimulatedFiles } from './files';
 import { SimulatedIo } from './io';
+import { SimulatedMaintenance } from './maintenance';
+import { SimulatedMedia } from './media';
+import { SimulatedRecords } from './records';
+import { SimulatedServeTests } from './servetest';
 import { SimulatedPtz } from './ptz';
 import { initialVehicleSettings, PlateDb, type VehicleSettings } from './plate-db';
 
@@ -80,6 +86,12 @@ export interface SimulatorState {
   /** Event posting target; undefined until SetHttpPostConfig. */
   httpPost: HttpPostConfig | undefined;
   answer: AnswerStyle;
+  equipment: SimulatedEquipment;
+  files: SimulatedFiles;
+  maintenance: SimulatedMaintenance;
+  serveTests: SimulatedServeTests;
+  media: SimulatedMedia;
+  records: SimulatedRecords;
 }
 
 export const MAX_RECORDED = 1000;
@@ -119,5 +131,13 @@ export function initialState(): SimulatorState {
     ['IOPort.O0.Output.Name', 'Relay 1'],
     ['IOPort.O1.Output.Name', 'Relay 2'],
   ]);
-  return { device, params, requests: [], requestCount: 0, faults: [], plates: new PlateDb(), vehicle: initialVehicleSettings(), httpPost: undefined, io: new SimulatedIo(), ptz: new SimulatedPtz(), answer: { http10: false, halfOpen: false } };
+  return { device, params, requests: [], requestCount: 0, faults: [], plates: new PlateDb(), vehicle: initialVehicleSettings(), httpPost: undefined, io: new SimulatedIo(), ptz: new SimulatedPtz(),
+    answer: { http10: false, halfOpen: false },
+    equipment: new SimulatedEquipment(),
+    files: new SimulatedFiles(),
+    maintenance: new SimulatedMaintenance(),
+    serveTests: new SimulatedServeTests(),
+    media: new SimulatedMedia(),
+    records: new SimulatedRecords(),
+  };
 }

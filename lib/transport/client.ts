@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import type { Socket } from 'node:net';
-import { buildConnector, Client, Pool, type Dispatcher } from 'undici';
+import { buildConnector, Client, Pool, Response, type Dispatcher, type FormData } from 'undici';
 import { IpcamError } from '../errors';
 import { DeviceAuth, type AuthTicket } from './auth';
 import { transportError } from './transport-error';
@@ -15,6 +15,10 @@ export interface RequestOptions {
   path: string;
   body?: string | Buffer;
   contentType?: string;
+  /** A multipart/form-data body (RFC 7578), encoded by undici; sent with its length, not chunked. */
+  form?: FormData;
+  /** Progress of the body as it is sent (bytes read from it of the total). */
+  onUpload?: (sent: number, total: number) => void;
   headers?: Record<string, string>;
   signal?: AbortSignal;
   /** Overrides the device timeout for this call (ms). */
@@ -102,17 +106,27 @@ export class DeviceClient {
     const headers: Record<string, string> = { ...opts.headers };
     if (opts.contentType) headers['content-type'] = opts.contentType;
     try {
+      let body: string | Buffer | null = opts.body ?? null;
+      if (opts.form) {
+        // Encoded once, so that an authentication retry sends the same bytes (same boundary).
+        const encoded = new Response(opts.form);
+        headers['content-type'] = encoded.headers.get('content-type') ?? 'multipart/form-data';
+        body = Buffer.from(await encoded.arrayBuffer());
+      }
+      const onUpload = opts.onUpload;
+      const bytes = body === null ? null : Buffer.isBuffer(body) ? body : Buffer.from(body, 'utf8');
+      if (bytes && onUpload) headers['content-length'] = String(bytes.length);
       const res = await this.exchange(this.pool, {
         method,
         path: opts.path,
         headers,
-        body: opts.body ?? null,
+        body: bytes && onUpload ? () => countedBody(bytes, onUpload) : body,
         signal: opts.signal ?? null,
         headersTimeout: timeout,
         bodyTimeout: timeout,
       });
-      const body = await readBody(res.body, opts.maxBytes ?? DEFAULT_MAX_BYTES, this.describe(method, opts.path));
-      const response: DeviceResponse = { status: res.statusCode, headers: res.headers, contentType: contentTypeOf(res.headers), body };
+      const answer = await readBody(res.body, opts.maxBytes ?? DEFAULT_MAX_BYTES, this.describe(method, opts.path));
+      const response: DeviceResponse = { status: res.statusCode, headers: res.headers, contentType: contentTypeOf(res.headers), body: answer };
       if (!opts.allowHttpError) assertOk(response, this.describe(method, opts.path));
       return response;
     } catch (err) {
@@ -169,12 +183,17 @@ export class DeviceClient {
   }
 
   /** Sends the request, answering authentication challenges; each retry must bring something new. */
-  private async exchange(dispatcher: Dispatcher, req: Dispatcher.RequestOptions & { headers: Record<string, string> }): Promise<Dispatcher.ResponseData> {
+  private async exchange(
+    dispatcher: Dispatcher,
+    req: Omit<Dispatcher.RequestOptions, 'body'> & { headers: Record<string, string>; body: Dispatcher.RequestOptions['body'] | (() => Readable) },
+  ): Promise<Dispatcher.ResponseData> {
     let refused = 0;
     for (let attempt = 1; ; attempt++) {
       const { header, ticket } = this.auth.authorize(req.method, req.path);
       const headers = header === undefined ? req.headers : { ...req.headers, authorization: header };
-      const res = await dispatcher.request({ ...req, headers });
+      // A stream body is made anew for each attempt: an authentication retry sends it again.
+      const body = typeof req.body === 'function' ? req.body() : req.body;
+      const res = await dispatcher.request({ ...req, body, headers });
       if (res.statusCode !== 401) return res;
       await res.body.dump().catch(() => undefined);
       if (ticket.scheme !== 'none') refused += 1;
@@ -230,6 +249,24 @@ function destroyWithError(socket: Socket): void {
 
 function ignoreError(): void {
   // The close was ours: the error only marks it as not a clean end of the body.
+}
+
+/** `bytes` as a stream of 64 KiB pieces, telling how much has been read from it. */
+function countedBody(bytes: Buffer, onUpload: (sent: number, total: number) => void): Readable {
+  const PIECE = 64 * 1024;
+  let offset = 0;
+  return new Readable({
+    read() {
+      if (offset >= bytes.length) {
+        this.push(null);
+        return;
+      }
+      const piece = bytes.subarray(offset, offset + PIECE);
+      offset += piece.length;
+      this.push(piece);
+      onUpload(offset, bytes.length);
+    },
+  });
 }
 
 /** A target the device can take: a path of ours, bounded, on one line (`EINPUT` otherwise, nothing sent). */

@@ -1,4 +1,4 @@
-import { checkWhole } from '../input-rules';
+import { checkWhole } from '../params';
 
 /**
  * Highest channel id sent in a path (`/PtzControl/<channel>/...`, `/GetSmartVehicleConfig/<channel>`):

@@ -1,7 +1,7 @@
 import { XMLBuilder, XMLParser, XMLValidator } from 'fast-xml-parser';
 import { IpcamError, inputError } from '../errors';
 import { echo } from '../echo';
-import { notXmlChar } from '../input-rules';
+import { notXmlChar } from '../params';
 
 /** Namespace of every document of the XML interface (field notes: the same on all firmware seen). */
 export const XML_NS = 'http://www.ipc.com/ver10';

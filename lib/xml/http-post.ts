@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import { inputError } from '../errors';
 import { echo } from '../echo';
-import { checkText, checkWhole } from '../input-rules';
+import { checkText, checkWhole } from '../params';
 import type { DeviceClient } from '../transport/client';
 import { xmlCall } from './call';
 import { buildDocument, xml } from './codec';

@@ -1,6 +1,6 @@
 import { inputError } from '../errors';
 import { echo } from '../echo';
-import { checkText, type TextRule } from '../input-rules';
+import { checkText, type TextRule } from '../params';
 
 /** A plate as flows give it; `group` defaults to `'1'`. */
 export interface PlateInput {

@@ -2,7 +2,7 @@ import { IpcamError, inputError } from '../errors';
 import type { DeviceClient } from '../transport/client';
 import { xmlCall } from './call';
 import { echo } from '../echo';
-import { checkWhole } from '../input-rules';
+import { checkWhole } from '../params';
 import { checkChannel as checkChannelId } from './channel';
 import { buildDocument, child, path, xml } from './codec';
 

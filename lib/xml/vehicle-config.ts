@@ -1,6 +1,6 @@
 import { IpcamError, inputError } from '../errors';
 import { echo } from '../echo';
-import { checkText, checkWhole } from '../input-rules';
+import { checkText, checkWhole } from '../params';
 import type { DeviceClient } from '../transport/client';
 import { xmlCall } from './call';
 import { channelPath } from './channel';

@@ -1,0 +1,141 @@
+/**
+ * An operation of the table: what a flow names (`operation`), the interface and access level it
+ * needs, its parameters (lib/params, limits as data), how its request is built (through the CGI or
+ * XML codec only), how its answer is read, and whether it destroys or replaces something.
+ */
+import type { FormData } from 'undici';
+import type { CgiParams } from '../cgi/codec';
+import type { Param, ShapeValue } from '../params';
+import type { DeviceClient } from '../transport/client';
+import type { XmlElement } from '../xml/codec';
+
+export type OpInterface = 'xml' | 'cgi' | 'rtsp';
+export type AccessLevel = 'view' | 'operator' | 'admin';
+
+/** One HTTP request of an operation. CGI: `path` + `query` (encoded by the CGI codec); XML: `path` + `xml` document. */
+export interface OpRequest {
+  method?: 'GET' | 'POST';
+  /** Path without a query, e.g. `/cgi-bin/admin/equip` or `/GetAlarmStatus`. */
+  path: string;
+  query?: CgiParams;
+  /** XML request document (built with lib/xml/codec). */
+  xml?: string;
+  /** A body of another kind: bytes with their content type, or multipart form data (undici's FormData). */
+  body?: { data: Buffer; contentType: string } | { form: FormData };
+  /** Overrides the device timeout (ms), e.g. for an upload. */
+  timeout?: number;
+  /** Largest answer accepted (bytes). */
+  maxBytes?: number;
+  /** Upload progress of `body` (bytes sent of the total). */
+  onUpload?: (sent: number, total: number) => void;
+  /** What the request is, in our words, for an error line the device answers (e.g. `file write`). */
+  what?: string;
+  /** Names the request carried (checked), so that a known error line about one is told in our words. */
+  names?: readonly string[];
+}
+
+/** A CGI answer (error lines in a 200 answer are already EDEVICE). */
+export interface CgiAnswer {
+  status: number;
+  contentType: string;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+  /** The body as UTF-8 text. */
+  text: string;
+}
+
+/** What an operation gives: `payload`, and message fields beside it. */
+export interface OpResult<R = unknown> {
+  payload: R;
+  filename?: string;
+  contentType?: string;
+  total?: number;
+}
+
+/** What an operation's procedure may do: send requests through the runner, report progress. */
+export interface OpContext {
+  readonly client: DeviceClient;
+  readonly signal?: AbortSignal;
+  /** A CGI request; a 200 answer holding an error line is EDEVICE. */
+  cgi(request: OpRequest): Promise<CgiAnswer>;
+  /** An XML request; a failure document is EDEVICE (or EAUTH). */
+  xml(request: OpRequest): Promise<XmlElement>;
+  /** Progress for the node status, 0-100, with a short text (`upload`, `device`). */
+  progress(percent: number, stage: string): void;
+  /** Waits `ms` (ends early with the signal). */
+  sleep(ms: number): Promise<void>;
+}
+
+interface OpBase<P> {
+  name: string;
+  api: OpInterface;
+  access: AccessLevel;
+  /** Destroys or replaces something on the device: runs only from a node whose own setting names it. */
+  destructive: boolean;
+  /** One line for the editor and README. */
+  summary: string;
+  params: Param<P>;
+}
+
+/** One request, one answer. */
+export interface CgiOperation<P, R> extends OpBase<P> {
+  api: 'cgi';
+  request(params: P): OpRequest;
+  parse(answer: CgiAnswer, params: P): OpResult<R>;
+}
+
+export interface XmlOperation<P, R> extends OpBase<P> {
+  api: 'xml';
+  request(params: P): OpRequest;
+  parse(root: XmlElement, params: P): OpResult<R>;
+}
+
+/** Several requests (a procedure such as the SMTP test or a firmware upgrade), or another protocol. */
+export interface ProcedureOperation<P, R> extends OpBase<P> {
+  run(ctx: OpContext, params: P): Promise<OpResult<R>>;
+}
+
+export type OperationOf<P, R> = CgiOperation<P, R> | XmlOperation<P, R> | ProcedureOperation<P, R>;
+
+/** An entry of the table with its types erased: what the runner, the nodes and the editor rules see. */
+export interface Operation {
+  readonly name: string;
+  readonly api: OpInterface;
+  readonly access: AccessLevel;
+  readonly destructive: boolean;
+  readonly summary: string;
+  readonly params: Param<unknown>;
+  /** Validates `input` (EINPUT, nothing sent) and runs. */
+  invoke(ctx: OpContext, input: unknown): Promise<OpResult>;
+  /** Validates `input` and builds the request without sending it (single-request operations). */
+  build?(input: unknown): OpRequest;
+}
+
+/** Erases an entry's types once its request and parser have been checked against each other. */
+export function defineOp<P, R>(op: OperationOf<P, R>): Operation {
+  const validate = (input: unknown): P => op.params.parse(input, 'payload');
+  const base = { name: op.name, api: op.api, access: op.access, destructive: op.destructive, summary: op.summary, params: op.params as Param<unknown> };
+  if ('run' in op) return { ...base, invoke: async (ctx, input) => op.run(ctx, validate(input)) };
+  if (op.api === 'xml') {
+    const xmlOp = op as XmlOperation<P, R>;
+    return {
+      ...base,
+      build: (input) => xmlOp.request(validate(input)),
+      invoke: async (ctx, input) => {
+        const params = validate(input);
+        return xmlOp.parse(await ctx.xml(xmlOp.request(params)), params);
+      },
+    };
+  }
+  const cgiOp = op as CgiOperation<P, R>;
+  return {
+    ...base,
+    build: (input) => cgiOp.request(validate(input)),
+    invoke: async (ctx, input) => {
+      const params = validate(input);
+      return cgiOp.parse(await ctx.cgi(cgiOp.request(params)), params);
+    },
+  };
+}
+
+export type { ShapeValue };

@@ -1,0 +1,337 @@
+/**
+ * The one parameter vocabulary: every value a flow gives passes one of these checks before it is
+ * sent to a device. Low-level checks (`checkText`, `checkWhole`) serve the hand-written
+ * operations; the typed parsers below (`int`, `oneOf`, `idList`, `text`, `dateTime`, `bool`,
+ * `buffer`, `shape`, ...) serve the operation table, and each exposes its limits as data
+ * (`limits`), which the editor rules file and the simulator take from here. Every failure is
+ * `EINPUT` naming the field, thrown before anything is sent.
+ */
+import { inputError } from './errors';
+import { echo } from './echo';
+
+/** Characters XML 1.0 cannot carry: controls other than tab, LF and CR, U+FFFE/U+FFFF, lone surrogates. */
+const NOT_XML = /[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\u{10000}-\u{10ffff}]/u;
+/** C0 and C1 controls, DEL, and the Unicode line and paragraph separators. */
+// eslint-disable-next-line no-control-regex -- finding control characters is the point
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/u;
+/** C0 controls and DEL except tab: what breaks the line-based `key=value` answers of the CGI interface. */
+// eslint-disable-next-line no-control-regex -- finding control characters is the point
+const CONTROL_BUT_TAB = /[\u0000-\u0008\u000a-\u001f\u007f]/u;
+/** C0 controls and DEL except tab, LF and CR: text of several lines (a file's content). */
+// eslint-disable-next-line no-control-regex -- finding control characters is the point
+const CONTROL_BUT_LINES = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/u;
+const KIND_TEXT = { line: 'one line of text', value: 'text without line breaks', multiline: 'text' } as const;
+/** Half of a surrogate pair alone: neither XML nor a URL (UTF-8) can carry it. */
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/** The first character XML 1.0 cannot carry, or undefined when the text is fit for an XML document. */
+export function notXmlChar(text: string): string | undefined {
+  return NOT_XML.exec(text)?.[0];
+}
+
+export interface TextRule {
+  /** What the value is, for the error text (e.g. `Plate owner`). */
+  what: string;
+  /** Most characters (code points). */
+  max: number;
+  /** Least characters after trimming (default 1: not blank). */
+  min?: number;
+  /**
+   * `line` (default): one line, no control character at all (names, plate numbers, owners);
+   * `value`: tab allowed, no other control character (CGI parameter values, read back line by line).
+   */
+  kind?: 'line' | 'value' | 'multiline';
+  /** Goes into an XML document: XML 1.0 characters only (line text has none of the others anyway). */
+  xml?: boolean;
+  /** Characters the place forbids besides controls, e.g. `~` in a CGI preset name. */
+  forbid?: string;
+  /** A password or other secret: never echoed in an error text. */
+  secret?: boolean;
+}
+
+/** Checks text for its place; numbers are taken as their decimal text. Returns the text unchanged. */
+export function checkText(value: unknown, rule: TextRule): string {
+  const text = typeof value === 'number' && Number.isFinite(value) ? String(value) : value;
+  if (typeof text !== 'string') throw inputError(`${rule.what} must be text, got ${echo(value)}`);
+  // Length first: no other work is done on a 10 MB string.
+  if (text.length > rule.max && (text.length > 2 * rule.max || codePoints(text) > rule.max)) {
+    throw inputError(`${rule.what} must be at most ${rule.max} characters, got ${text.length > 2 * rule.max ? text.length : codePoints(text)}`);
+  }
+  if (text.trim().length < (rule.min ?? 1)) throw inputError(`${rule.what} is empty`);
+  const shown = rule.secret ? '(hidden)' : echo(text);
+  if (LONE_SURROGATE.test(text)) throw inputError(`${rule.what} ${shown} holds half of a character (a lone surrogate)`);
+  const kind = rule.kind ?? 'line';
+  const control = (kind === 'line' ? CONTROL : kind === 'value' ? CONTROL_BUT_TAB : CONTROL_BUT_LINES).exec(text)?.[0];
+  if (control !== undefined) throw inputError(`${rule.what} ${shown} holds a control character (${codeOf(control)}): it must be ${KIND_TEXT[kind]}`);
+  const notXml = rule.xml ? notXmlChar(text) : undefined;
+  if (notXml !== undefined) throw inputError(`${rule.what} ${shown} holds ${codeOf(notXml)}, which XML 1.0 cannot carry`);
+  const forbidden = rule.forbid === undefined ? undefined : [...rule.forbid].find((c) => text.includes(c));
+  if (forbidden !== undefined) throw inputError(`${rule.what} must not contain ${echo(forbidden)}`);
+  return text;
+}
+
+/**
+ * A whole number from `min` to `max`: a number, or its decimal digits as text (spaces around
+ * allowed). `1e20`, `2.5`, `NaN`, `'0x10'` and anything out of range are `EINPUT`.
+ */
+export function checkWhole(value: unknown, what: string, min: number, max: number): number {
+  const n = typeof value === 'string' && NUMERIC.test(value) ? Number(value) : value;
+  if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < min || n > max) {
+    throw inputError(`${what} must be a whole number from ${min} to ${max}, got ${echo(value)}`);
+  }
+  return n;
+}
+
+/** The one rule for numbers given as text, everywhere: decimal digits, an optional minus, spaces around. */
+const NUMERIC = /^\s*-?\d{1,16}\s*$/;
+
+/** The number of characters (code points) of `text`; a pair of surrogates is one. */
+function codePoints(text: string): number {
+  let count = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) i++;
+    }
+    count++;
+  }
+  return count;
+}
+
+function codeOf(char: string): string {
+  return `U+${(char.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Typed parsers: each takes unknown input and gives a typed value or EINPUT naming the field, and
+// carries its limits as data (JSON-safe) for the editor's rules file and the simulator.
+
+/** What a parser accepts, as data. */
+export type Limits =
+  | { type: 'int'; min: number; max: number }
+  | { type: 'oneOf'; values: readonly string[] }
+  | { type: 'idList'; min: number; max: number; maxCount: number }
+  | { type: 'text'; min: number; max: number; kind: 'line' | 'value' | 'multiline'; forbid?: string; secret?: boolean; pattern?: string }
+  | { type: 'dateTime' }
+  | { type: 'bool' }
+  | { type: 'buffer'; maxBytes: number }
+  | { type: 'list'; of: Limits; maxCount: number }
+  | { type: 'record'; key: Limits; value: Limits; maxCount: number }
+  | { type: 'object'; fields: Record<string, FieldLimits> };
+
+/** A field of an object shape: its limits, whether it may be left out, and its default. */
+export type FieldLimits = Limits & { optional?: boolean; default?: string | number | boolean; label?: string };
+
+export interface Param<T> {
+  readonly limits: FieldLimits;
+  /** The typed value, or EINPUT naming `field`. */
+  parse(value: unknown, field: string): T;
+}
+
+/** Left out: `undefined`, `null` or blank text (an editor field left empty). */
+export function isBlank(value: unknown): boolean {
+  return value === undefined || value === null || (typeof value === 'string' && value.trim() === '');
+}
+
+/** A whole number from `min` to `max` (a number, or decimal digits as text). */
+export function int(range: { min: number; max: number }): Param<number> {
+  return { limits: { type: 'int', ...range }, parse: (value, field) => checkWhole(value, field, range.min, range.max) };
+}
+
+/** One of `values`, spelled exactly (spaces around allowed). */
+export function oneOf<const T extends string>(values: readonly T[]): Param<T> {
+  return {
+    limits: { type: 'oneOf', values },
+    parse(value, field) {
+      const wanted = typeof value === 'string' && value.length <= 64 ? value.trim() : undefined;
+      const found = values.find((v) => v === wanted);
+      if (found === undefined) throw inputError(`${field} must be one of ${values.join(', ')}, got ${echo(value)}`);
+      return found;
+    },
+  };
+}
+
+/** Ids like `'1,2,3'`, `[1, 2]` or `2`: each whole, from `min` to `max`, at most `maxCount`, no repeats. */
+export function idList(range: { min: number; max: number; maxCount: number }): Param<number[]> {
+  return {
+    limits: { type: 'idList', ...range },
+    parse(value, field) {
+      const items = Array.isArray(value) ? value : typeof value === 'string' ? (value.length > range.maxCount * 20 ? [value] : value.split(',')) : [value];
+      if (items.length > range.maxCount) throw inputError(`${field} holds at most ${range.maxCount} ids, got ${items.length}`);
+      const ids = items.map((item) => checkWhole(item, `${field} (each id)`, range.min, range.max));
+      if (new Set(ids).size !== ids.length) throw inputError(`${field} names an id twice`);
+      return ids;
+    },
+  };
+}
+
+export interface TextOptions {
+  max: number;
+  min?: number;
+  kind?: 'line' | 'value' | 'multiline';
+  forbid?: string;
+  secret?: boolean;
+  xml?: boolean;
+  /** A regular expression the whole text must match (its source is data for the editor). */
+  pattern?: RegExp;
+  /** What the pattern stands for, in the error text (e.g. `two letters like SE`). */
+  patternText?: string;
+}
+
+/** Text for its place (`checkText`): bounded, no control characters, optionally a pattern. */
+export function text(options: TextOptions): Param<string> {
+  const limits: Limits = { type: 'text', min: options.min ?? 1, max: options.max, kind: options.kind ?? 'line' };
+  if (options.forbid !== undefined) limits.forbid = options.forbid;
+  if (options.secret) limits.secret = true;
+  if (options.pattern) limits.pattern = options.pattern.source;
+  return {
+    limits,
+    parse(value, field) {
+      const checked = checkText(value, { what: field, max: options.max, min: options.min ?? 1, kind: options.kind ?? 'line', xml: options.xml, forbid: options.forbid, secret: options.secret });
+      if (options.pattern && !options.pattern.test(checked)) {
+        throw inputError(`${field} must be ${options.patternText ?? `like ${options.pattern.source}`}, got ${options.secret ? '(hidden)' : echo(checked)}`);
+      }
+      return checked;
+    },
+  };
+}
+
+const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})$/;
+/** An ISO 8601 date and time with a zone (`Z` or an offset), as `Date.toISOString` writes it. */
+const ISO_WITH_ZONE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/;
+
+/**
+ * A device date and time `YYYY-MM-DD HH:MM:SS` that names a real moment. A Date or an ISO string
+ * with a zone is converted to this host's local time, which is how the devices are set.
+ */
+export function dateTime(): Param<string> {
+  return {
+    limits: { type: 'dateTime' },
+    parse(value, field) {
+      if (value instanceof Date || (typeof value === 'string' && ISO_WITH_ZONE.test(value.trim()))) {
+        const date = value instanceof Date ? value : new Date(value.trim());
+        if (Number.isNaN(date.getTime())) throw inputError(`${field} is not a real date and time, got ${echo(value)}`);
+        return localDateTime(date);
+      }
+      const match = typeof value === 'string' ? DATE_TIME.exec(value.trim()) : null;
+      if (!match) throw inputError(`${field} must be a date like 2026-01-31 23:59:59 (or a Date, or ISO 8601 with a zone), got ${echo(value)}`);
+      const [y, mo, d, h, mi, s] = match.slice(1).map(Number) as [number, number, number, number, number, number];
+      const date = new Date(Date.UTC(y, mo - 1, d, h, mi, s));
+      const real = date.getUTCFullYear() === y && date.getUTCMonth() === mo - 1 && date.getUTCDate() === d && h < 24 && mi < 60 && s < 60;
+      if (!real) throw inputError(`${field} ${echo(value)} is not a real date and time`);
+      return match[0];
+    },
+  };
+}
+
+/** `YYYY-MM-DD HH:MM:SS` in this host's local time. */
+export function localDateTime(date: Date): string {
+  const two = (n: number): string => String(n).padStart(2, '0');
+  return `${date.getFullYear()}-${two(date.getMonth() + 1)}-${two(date.getDate())} ${two(date.getHours())}:${two(date.getMinutes())}:${two(date.getSeconds())}`;
+}
+
+/** `true` or `false`, or that text (any case, spaces around): an editor checkbox or a typed flow value. */
+export function bool(): Param<boolean> {
+  return {
+    limits: { type: 'bool' },
+    parse(value, field) {
+      if (typeof value === 'boolean') return value;
+      const word = typeof value === 'string' && value.length <= 8 ? value.trim().toLowerCase() : undefined;
+      if (word === 'true') return true;
+      if (word === 'false') return false;
+      throw inputError(`${field} must be true or false, got ${echo(value)}`);
+    },
+  };
+}
+
+/** A Buffer (or Uint8Array) of 1 to `maxBytes` bytes. */
+export function buffer(options: { maxBytes: number }): Param<Buffer> {
+  return {
+    limits: { type: 'buffer', maxBytes: options.maxBytes },
+    parse(value, field) {
+      if (!(value instanceof Uint8Array)) throw inputError(`${field} must be a Buffer, got ${echo(value)}`);
+      if (value.length === 0) throw inputError(`${field} is empty`);
+      if (value.length > options.maxBytes) throw inputError(`${field} must be at most ${options.maxBytes} bytes, got ${value.length}`);
+      return Buffer.isBuffer(value) ? value : Buffer.from(value.buffer, value.byteOffset, value.length);
+    },
+  };
+}
+
+/** One item or a list of them (at most `maxCount`), always given back as a list. */
+export function list<T>(item: Param<T>, options: { maxCount: number }): Param<T[]> {
+  return {
+    limits: { type: 'list', of: item.limits, maxCount: options.maxCount },
+    parse(value, field) {
+      const items = Array.isArray(value) ? value : [value];
+      if (items.length > options.maxCount) throw inputError(`${field} holds at most ${options.maxCount} items, got ${items.length}`);
+      return items.map((v, i) => item.parse(v, `${field}[${i}]`));
+    },
+  };
+}
+
+/** An object of names and values, e.g. `{ 'Image.I0.Text': 'Gate' }`: at least one entry, at most `maxCount`. */
+export function record<V>(key: Param<string>, value: Param<V>, options: { maxCount: number }): Param<Record<string, V>> {
+  return {
+    limits: { type: 'record', key: key.limits, value: value.limits, maxCount: options.maxCount },
+    parse(input, field) {
+      if (typeof input !== 'object' || input === null || Array.isArray(input) || Buffer.isBuffer(input)) throw inputError(`${field} must be an object of names and values`);
+      const entries = Object.entries(input);
+      if (entries.length === 0) throw inputError(`${field} is empty: give at least one entry`);
+      if (entries.length > options.maxCount) throw inputError(`${field} holds at most ${options.maxCount} entries, got ${entries.length}`);
+      const out: Record<string, V> = {};
+      for (const [k, v] of entries) {
+        const name = key.parse(k, `${field} name`);
+        out[name] = value.parse(v, `${field}.${name}`);
+      }
+      return out;
+    },
+  };
+}
+
+/** May be left out (blank): the value is then undefined. */
+export function optional<T>(param: Param<T>): Param<T | undefined> {
+  return { limits: { ...param.limits, optional: true }, parse: (value, field) => (isBlank(value) ? undefined : param.parse(value, field)) };
+}
+
+/** May be left out (blank): the value is then `fallback`. */
+export function withDefault<T extends string | number | boolean>(param: Param<T>, fallback: T): Param<T> {
+  return { limits: { ...param.limits, optional: true, default: fallback }, parse: (value, field) => (isBlank(value) ? fallback : param.parse(value, field)) };
+}
+
+/** A text or number shown in the editor with this label. */
+export function labelled<T>(param: Param<T>, label: string): Param<T> {
+  return { limits: { ...param.limits, label }, parse: param.parse };
+}
+
+type Shape = Record<string, Param<unknown>>;
+export type ShapeValue<S extends Shape> = { [K in keyof S]: S[K] extends Param<infer T> ? T : never };
+
+/**
+ * An object with these fields. Unknown fields are EINPUT (a typo must not pass silently);
+ * `ignore` names fields that belong to the caller (e.g. `operation`).
+ */
+export function shape<S extends Shape>(fields: S, options: { ignore?: readonly string[] } = {}): Param<ShapeValue<S>> & { fields: S } {
+  const limits: Record<string, FieldLimits> = {};
+  for (const [name, param] of Object.entries(fields)) limits[name] = param.limits;
+  return {
+    fields,
+    limits: { type: 'object', fields: limits },
+    parse(value, field) {
+      const input = isBlank(value) ? {} : value;
+      if (typeof input !== 'object' || input === null || Array.isArray(input) || Buffer.isBuffer(input)) throw inputError(`${field} must be an object`);
+      const given = input as Record<string, unknown>;
+      const unknown = Object.keys(given).find((k) => !Object.hasOwn(fields, k) && !(options.ignore ?? []).includes(k));
+      if (unknown !== undefined) {
+        const known = Object.keys(fields);
+        throw inputError(`${echo(unknown)} is not a parameter here: ${known.length === 0 ? 'this operation takes none' : `use ${known.join(', ')}`}`);
+      }
+      const out: Record<string, unknown> = {};
+      for (const [name, param] of Object.entries(fields)) {
+        const v = param.parse(given[name], name);
+        if (v !== undefined) out[name] = v;
+      }
+      return out as ShapeValue<S>;
+    },
+  };
+}
