@@ -68,6 +68,7 @@ const DEVICE_ROUTES: Route[] = [
   paramRoute,
   (ctx) => ctx.state.equipment.route(ctx),
   (ctx) => ctx.state.files.route(ctx),
+  (ctx) => ctx.state.certificates.route(ctx),
   (ctx) => ctx.state.maintenance.route(ctx),
   (ctx) => ctx.state.serveTests.route(ctx),
   (ctx) => ctx.state.media.route(ctx),

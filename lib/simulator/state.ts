@@ -1,3 +1,4 @@
+import { SimulatedCertificates } from './certificates';
 import { SimulatedEquipment } from './equipment';
 import { SimulatedFiles } from './files';
 import { SimulatedIo } from './io';
@@ -88,6 +89,7 @@ export interface SimulatorState {
   answer: AnswerStyle;
   equipment: SimulatedEquipment;
   files: SimulatedFiles;
+  certificates: SimulatedCertificates;
   maintenance: SimulatedMaintenance;
   serveTests: SimulatedServeTests;
   media: SimulatedMedia;
@@ -135,6 +137,7 @@ export function initialState(): SimulatorState {
     answer: { http10: false, halfOpen: false },
     equipment: new SimulatedEquipment(),
     files: new SimulatedFiles(),
+    certificates: new SimulatedCertificates(),
     maintenance: new SimulatedMaintenance(),
     serveTests: new SimulatedServeTests(),
     media: new SimulatedMedia(),
