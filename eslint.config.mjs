@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.demo/**'] },
+  { ignores: ['dist/**', 'node_modules/**', '.demo/**', 'resources/rules.js'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -18,6 +18,12 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': ['error', { paths: ['node-red'], patterns: ['**/nodes/**'] }],
     },
+  },
+  {
+    // Editor code: runs in the browser beside Node-RED's editor (jQuery, RED).
+    files: ['resources/**/*.js'],
+    languageOptions: { sourceType: 'script', globals: { window: 'readonly', $: 'readonly', RED: 'readonly' } },
+    rules: { 'no-control-regex': 'off' },
   },
   {
     files: ['scripts/**/*.js', '.mocharc.js'],

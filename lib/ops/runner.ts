@@ -79,6 +79,9 @@ export function runOperation(client: DeviceClient, operation: Operation, input: 
  */
 export function chooseOperation(table: ReadonlyMap<string, Operation>, setting: string, fromMsg: unknown): Operation {
   const fromSetting = setting !== 'msg';
+  if (fromSetting && fromMsg !== undefined && fromMsg !== null && fromMsg !== '' && fromMsg !== setting) {
+    throw inputError(`This node runs ${echo(setting)}: msg.payload.operation ${echo(fromMsg)} can only choose when its Operation setting is msg; nothing was sent`);
+  }
   const name = fromSetting ? setting : fromMsg;
   if (!fromSetting && (name === undefined || name === null || name === '')) throw inputError('This node takes its operation from msg.payload.operation, and none was given');
   const op = typeof name === 'string' ? table.get(name.trim()) : undefined;

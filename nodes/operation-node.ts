@@ -1,0 +1,64 @@
+import { chooseOperation, runOperation, type Operation, type OpResult } from '../lib/ops';
+import { handleInput, payloadObject } from './action';
+import type { Node, NodeAPI, NodeDef, NodeMessage, NodeStatus } from './red';
+
+interface OperationDef extends NodeDef {
+  device?: string;
+  /** The operation's name, or `msg` (request only): the message names it. */
+  operation?: string;
+  /** Defaults of the operation's parameters, as the editor stores them. */
+  params?: Record<string, unknown> | string;
+}
+
+/** What the dialog stored: an object, or its JSON (older or hand-edited flows). */
+function storedParams(value: OperationDef['params']): Record<string, unknown> {
+  if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value;
+  if (typeof value !== 'string' || value.trim() === '') return {};
+  try {
+    const parsed: unknown = JSON.parse(value);
+    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
+function sizeOf(payload: unknown): string {
+  if (Buffer.isBuffer(payload)) return payload.length >= 1024 ? `${(payload.length / 1024).toFixed(1)} kB` : `${payload.length} B`;
+  if (Array.isArray(payload)) return `${payload.length} items`;
+  return 'done';
+}
+
+function toMessage(msg: NodeMessage, result: OpResult): void {
+  msg.payload = result.payload;
+  if (result.filename !== undefined) msg['filename'] = result.filename;
+  if (result.contentType !== undefined) msg['contentType'] = result.contentType;
+  if (result.total !== undefined) msg['total'] = result.total;
+}
+
+/**
+ * A node that runs operations of a table (ipcam-request, ipcam-edgerecord): the setting names
+ * the operation (or `msg`); settings give parameter defaults, `msg.payload` fields override.
+ */
+export function registerOperationNode(RED: NodeAPI, type: string, table: ReadonlyMap<string, Operation>, options: { msgChooses: 'whenSettingIsMsg' | 'always' }): void {
+  function OperationNode(this: Node, def: OperationDef): void {
+    RED.nodes.createNode(this, def);
+    const setting = (def.operation ?? '').trim() || 'msg';
+    const defaults = storedParams(def.params);
+    handleInput(RED, this, def.device, async (msg, client, signal): Promise<NodeStatus> => {
+      const { operation: requested, ...given } = payloadObject(msg) ?? {};
+      // ipcam-edgerecord: any message may choose (its operations only read); ipcam-request: only
+      // a node set to `msg`, and never a destructive operation (chooseOperation guards both).
+      const chosen = options.msgChooses === 'always' && requested !== undefined && requested !== '' ? 'msg' : setting;
+      const op = chooseOperation(table, chosen, requested);
+      // Settings are defaults of the operation they were made for, not of one a message chose.
+      const input = { ...(op.name === setting ? defaults : {}), ...given };
+      const result = await runOperation(client, op, input, {
+        signal,
+        onProgress: (percent, stage) => this.status({ fill: 'yellow', shape: 'ring', text: `${stage} ${percent}%`.slice(0, 19) }),
+      });
+      toMessage(msg, result);
+      return { fill: 'green', shape: 'dot', text: `${op.name} ${sizeOf(result.payload)}`.slice(0, 19) };
+    });
+  }
+  RED.nodes.registerType(type, OperationNode as (this: never, def: never) => void);
+}

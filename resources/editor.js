@@ -1,0 +1,152 @@
+/*
+ * Editor code shared by the ipcam nodes' dialogs: checks of a value against the limits that
+ * lib/params exposes (taken from the generated rules.js, never copied by hand), and the
+ * parameter form of an operation. Loaded by each node's .html; a second load is a no-op.
+ */
+(function () {
+    "use strict";
+    if (window.IPCAM_EDITOR) { return; }
+
+    // The same numeric rule as lib/params: decimal digits, an optional minus, spaces around.
+    var NUMERIC = /^\s*-?\d{1,16}\s*$/;
+    var DATE_TIME = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})$/;
+    var CONTROL = { line: /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/, value: /[\u0000-\u0008\u000a-\u001f\u007f]/, multiline: /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/ };
+
+    function blank(value) {
+        return value === undefined || value === null || String(value).trim() === "";
+    }
+
+    /** true, or the reason the value does not fit `limits` (the text a field's tooltip shows). */
+    function check(limits, value) {
+        if (blank(value)) { return limits.optional ? true : "required"; }
+        var text = String(value);
+        switch (limits.type) {
+        case "int":
+            if (!NUMERIC.test(text) || Number(text) < limits.min || Number(text) > limits.max) { return "a whole number from " + limits.min + " to " + limits.max; }
+            return true;
+        case "oneOf":
+            return limits.values.indexOf(text.trim()) >= 0 ? true : "one of " + limits.values.join(", ");
+        case "bool":
+            return /^(true|false)$/i.test(text.trim()) ? true : "true or false";
+        case "dateTime":
+            return DATE_TIME.test(text.trim()) ? true : "a date like 2026-01-31 23:59:59";
+        case "idList":
+            var ids = text.split(",");
+            if (ids.length > limits.maxCount) { return "at most " + limits.maxCount + " ids"; }
+            for (var i = 0; i < ids.length; i++) {
+                if (!NUMERIC.test(ids[i]) || Number(ids[i]) < limits.min || Number(ids[i]) > limits.max) { return "ids from " + limits.min + " to " + limits.max + ", e.g. 1,2"; }
+            }
+            return true;
+        case "text":
+            if (text.trim().length < limits.min) { return "required"; }
+            if (text.length > limits.max) { return "at most " + limits.max + " characters"; }
+            if (CONTROL[limits.kind || "line"].test(text)) { return limits.kind === "multiline" ? "no control characters" : "one line, no control characters"; }
+            if (limits.forbid) {
+                for (var j = 0; j < limits.forbid.length; j++) {
+                    if (text.indexOf(limits.forbid[j]) >= 0) { return "no " + limits.forbid[j]; }
+                }
+            }
+            if (limits.pattern && !new RegExp(limits.pattern).test(text)) { return "not in the expected form"; }
+            return true;
+        default:
+            // Buffers, lists and objects come from msg.payload, not from the dialog.
+            return true;
+        }
+    }
+
+    /** Whether the dialog can give this parameter (a Buffer or an object comes from msg.payload). */
+    function editable(limits) {
+        return ["int", "oneOf", "bool", "dateTime", "idList", "text"].indexOf(limits.type) >= 0;
+    }
+
+    function hint(limits) {
+        switch (limits.type) {
+        case "int": return limits.min + " to " + limits.max;
+        case "oneOf": return limits.values.join(" | ");
+        case "dateTime": return "YYYY-MM-DD HH:MM:SS";
+        case "idList": return "e.g. 1,2";
+        case "text": return limits.secret ? "secret" : "text, at most " + limits.max;
+        default: return "";
+        }
+    }
+
+    /**
+     * Builds the parameter rows of `operation` (its rules entry) into `container`, filled from
+     * `values`; returns { read(): stored params, valid(): boolean } and marks bad values.
+     */
+    function operationForm(container, operation, values) {
+        container.empty();
+        var inputs = {};
+        var fields = (operation && operation.params && operation.params.fields) || {};
+        var names = Object.keys(fields);
+        if (names.length === 0) {
+            $("<div class='form-tips'></div>").text("This operation takes no parameters.").appendTo(container);
+        }
+        names.forEach(function (name) {
+            var limits = fields[name];
+            var row = $("<div class='form-row ipcam-param-row'></div>").appendTo(container);
+            $("<label></label>").attr("for", "ipcam-param-" + name).text(limits.label || name).appendTo(row);
+            if (!editable(limits)) {
+                $("<span class='ipcam-param-from-msg'></span>").text("from msg.payload." + name + (limits.optional ? " (optional)" : "")).appendTo(row);
+                return;
+            }
+            var input;
+            var value = values && values[name] !== undefined ? values[name] : "";
+            if (limits.type === "oneOf" || limits.type === "bool") {
+                input = $("<select></select>").attr("id", "ipcam-param-" + name).css("width", "70%");
+                var options = limits.type === "bool" ? ["true", "false"] : limits.values;
+                $("<option></option>").val("").text(limits.optional ? (limits.default !== undefined ? "default (" + limits.default + ")" : "not set") : "choose...").appendTo(input);
+                options.forEach(function (v) { $("<option></option>").val(v).text(v).appendTo(input); });
+                input.val(String(value));
+            } else {
+                input = $("<input>").attr({ id: "ipcam-param-" + name, type: limits.secret ? "password" : "text", autocomplete: "off" }).css("width", "70%");
+                input.attr("placeholder", (limits.default !== undefined ? "default " + limits.default + "; " : "") + hint(limits) + (limits.optional ? " (optional)" : ""));
+                input.val(String(value));
+            }
+            input.appendTo(row);
+            input.on("change keyup input", function () { mark(name); });
+            inputs[name] = input;
+            mark(name);
+        });
+
+        function mark(name) {
+            var result = check(fields[name], inputs[name].val());
+            inputs[name].toggleClass("input-error", result !== true);
+            inputs[name].attr("title", result === true ? "" : result);
+            return result === true;
+        }
+
+        return {
+            read: function () {
+                var out = {};
+                Object.keys(inputs).forEach(function (name) {
+                    var v = inputs[name].val();
+                    if (!blank(v)) { out[name] = v; }
+                });
+                return out;
+            },
+            valid: function () {
+                return Object.keys(inputs).every(mark);
+            }
+        };
+    }
+
+    /** Whether stored `params` fit `operation` (for the node's validate: a red triangle otherwise). */
+    function paramsValid(operation, params) {
+        if (!operation) { return true; }
+        var fields = (operation.params && operation.params.fields) || {};
+        var stored = params || {};
+        return Object.keys(stored).every(function (name) {
+            return fields[name] !== undefined && (!editable(fields[name]) || check(fields[name], stored[name]) === true);
+        });
+    }
+
+    /** The rules entry of an operation of `table` (`request` or `edgerecord`). */
+    function operationRules(table, name) {
+        var list = (window.IPCAM_RULES && window.IPCAM_RULES.operations[table]) || [];
+        for (var i = 0; i < list.length; i++) { if (list[i].name === name) { return list[i]; } }
+        return undefined;
+    }
+
+    window.IPCAM_EDITOR = { check: check, editable: editable, operationForm: operationForm, paramsValid: paramsValid, operationRules: operationRules };
+})();
