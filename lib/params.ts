@@ -152,16 +152,20 @@ export function oneOf<const T extends string>(values: readonly T[]): Param<T> {
   };
 }
 
-/** Ids like `'1,2,3'`, `[1, 2]` or `2`: each whole, from `min` to `max`, at most `maxCount`, no repeats. */
+/**
+ * Ids like `'1,2,3'`, `[1, 2]` or `2`: each whole, from `min` to `max`, at most `maxCount`;
+ * empty entries (`'1,,2'`) are skipped and a repeated id counts once.
+ */
 export function idList(range: { min: number; max: number; maxCount: number }): Param<number[]> {
   return {
     limits: { type: 'idList', ...range },
     parse(value, field) {
-      const items = Array.isArray(value) ? value : typeof value === 'string' ? (value.length > range.maxCount * 20 ? [value] : value.split(',')) : [value];
-      if (items.length > range.maxCount) throw inputError(`${field} holds at most ${range.maxCount} ids, got ${items.length}`);
-      const ids = items.map((item) => checkWhole(item, `${field} (each id)`, range.min, range.max));
-      if (new Set(ids).size !== ids.length) throw inputError(`${field} names an id twice`);
-      return ids;
+      // Long text is cut before it is split: the work stays bounded.
+      const items = Array.isArray(value) ? value : typeof value === 'string' ? value.slice(0, range.maxCount * 20).split(',') : [value];
+      const given = items.filter((item) => !isBlank(item));
+      if (given.length > range.maxCount || (typeof value === 'string' && value.length > range.maxCount * 20)) throw inputError(`${field} holds at most ${range.maxCount} ids`);
+      const ids = given.map((item) => checkWhole(item, `${field} (each id)`, range.min, range.max));
+      return [...new Set(ids)];
     },
   };
 }
@@ -214,15 +218,20 @@ export function dateTime(): Param<string> {
         if (Number.isNaN(date.getTime())) throw inputError(`${field} is not a real date and time, got ${echo(value)}`);
         return localDateTime(date);
       }
-      const match = typeof value === 'string' ? DATE_TIME.exec(value.trim()) : null;
-      if (!match) throw inputError(`${field} must be a date like 2026-01-31 23:59:59 (or a Date, or ISO 8601 with a zone), got ${echo(value)}`);
-      const [y, mo, d, h, mi, s] = match.slice(1).map(Number) as [number, number, number, number, number, number];
-      const date = new Date(Date.UTC(y, mo - 1, d, h, mi, s));
-      const real = date.getUTCFullYear() === y && date.getUTCMonth() === mo - 1 && date.getUTCDate() === d && h < 24 && mi < 60 && s < 60;
-      if (!real) throw inputError(`${field} ${echo(value)} is not a real date and time`);
-      return match[0];
+      return checkDeviceDateTime(typeof value === 'string' ? value.trim() : value, field, ' (or a Date, or ISO 8601 with a zone)');
     },
   };
+}
+
+/** `YYYY-MM-DD HH:MM:SS` text that names a real moment (no 2026-02-30, no 25:00:00), as devices write it. */
+export function checkDeviceDateTime(value: unknown, what: string, alternatives = ''): string {
+  const match = typeof value === 'string' ? DATE_TIME.exec(value) : null;
+  if (!match) throw inputError(`${what} must be a date like 2026-01-31 23:59:59${alternatives}, got ${echo(value)}`);
+  const [y, mo, d, h, mi, s] = match.slice(1).map(Number) as [number, number, number, number, number, number];
+  const date = new Date(Date.UTC(y, mo - 1, d, h, mi, s));
+  const real = date.getUTCFullYear() === y && date.getUTCMonth() === mo - 1 && date.getUTCDate() === d && h < 24 && mi < 60 && s < 60;
+  if (!real) throw inputError(`${what} ${echo(value)} is not a real date and time`);
+  return match[0];
 }
 
 /** `YYYY-MM-DD HH:MM:SS` in this host's local time. */

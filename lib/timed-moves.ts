@@ -1,4 +1,4 @@
-import { inputError } from './errors';
+import { checkWhole, isBlank } from './params';
 import type { DeviceClient } from './transport/client';
 
 /** Longest timed move (ms). */
@@ -92,10 +92,5 @@ export class TimedMoves {
 
 /** A move's duration in ms: 0 (none given) to `MAX_DURATION`. */
 export function checkDuration(value: unknown): number {
-  if (value === undefined || value === null || value === '') return 0;
-  const n = typeof value === 'string' && /^\d+$/.test(value.trim()) ? Number(value) : value;
-  if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n > MAX_DURATION) {
-    throw inputError(`Duration must be whole ms from 0 to ${MAX_DURATION}, got ${JSON.stringify(value)}`);
-  }
-  return n;
+  return isBlank(value) ? 0 : checkWhole(value, 'Duration (ms)', 0, MAX_DURATION);
 }

@@ -317,7 +317,7 @@ describe('stream nodes: ipcam-input-monitor and ipcam-detection-stream', functio
 
     it('rejects bad ports before sending anything', async function () {
       await deploy([monitorDef('mon', { ports: 'a,b' })]);
-      await assertRejectedSettings('mon', /Ports must be numbers/);
+      await assertRejectedSettings('mon', /Ports \(each id\) must be a whole number from 1 to 999, got "a"/);
     });
 
     it('rejects an unknown command with EINPUT at the Catch node', async function () {
@@ -694,7 +694,7 @@ describe('stream nodes: ipcam-input-monitor and ipcam-detection-stream', functio
 
     it('rejects bad groups before sending anything', async function () {
       await deploy([detectionDef('det', { groups: 'a,b' })]);
-      await assertRejectedSettings('det', /Groups must be numbers/);
+      await assertRejectedSettings('det', /Groups \(each id\) must be a whole number from 1 to 999/);
     });
 
     it('rejects bad groups in mode single with EINPUT at the Catch node', async function () {

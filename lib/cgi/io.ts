@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { IpcamError, inputError } from '../errors';
+import { idList, isBlank } from '../params';
 import type { DeviceClient } from '../transport/client';
 import { buildCgiPath, parseKeyValues } from './codec';
 
@@ -36,13 +37,12 @@ export const MAX_ID = 999;
  */
 export const DETECTION_STALL_TIMEOUT = 30_000;
 
+/** Ports and detection groups: ids 1 to `MAX_ID`, at most 64 in one request. */
+export const IO_IDS = idList({ min: 1, max: MAX_ID, maxCount: 64 });
+
 /** `'1,2'`, `[1, 2]` or `''` (all) to port or group numbers; anything else is `EINPUT`. */
 export function parseIdList(value: unknown, what: string): number[] {
-  if (value === undefined || value === null || value === '') return [];
-  const parts = Array.isArray(value) ? value.map(String) : String(value).split(',');
-  const ids = parts.map((p) => p.trim()).filter((p) => p !== '');
-  if (ids.some((p) => !/^\d+$/.test(p) || Number(p) < 1 || Number(p) > MAX_ID)) throw inputError(`${what} must be numbers like 1,2; got ${JSON.stringify(value)}`);
-  return [...new Set(ids.map(Number))];
+  return isBlank(value) ? [] : IO_IDS.parse(value, what);
 }
 
 function checkKind(kind: unknown): IoKind {

@@ -1,6 +1,6 @@
 import { inputError } from '../errors';
 import { echo } from '../echo';
-import { checkText, type TextRule } from '../params';
+import { checkDeviceDateTime, checkText, type TextRule } from '../params';
 
 /** A plate as flows give it; `group` defaults to `'1'`. */
 export interface PlateInput {
@@ -20,7 +20,6 @@ export interface CheckedPlate extends PlateInput {
 }
 
 export const DEFAULT_GROUP = '1';
-const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})$/;
 
 /**
  * What each plate field may hold (the spec gives no lengths): one line of XML 1.0 text (a plate
@@ -37,13 +36,7 @@ const OPTIONAL_TEXT = ['owner', 'phone'] as const;
 
 /** `YYYY-MM-DD HH:MM:SS` that names a real moment (no 2026-02-30, no 25:00:00). */
 export function checkDateTime(value: unknown, what: string): string {
-  const match = typeof value === 'string' ? DATE_TIME.exec(value) : null;
-  if (!match) throw inputError(`${what} must be a date like 2026-01-31 23:59:59, got ${echo(value)}`);
-  const [y, mo, d, h, mi, s] = match.slice(1).map(Number) as [number, number, number, number, number, number];
-  const date = new Date(Date.UTC(y, mo - 1, d, h, mi, s));
-  const real = date.getUTCFullYear() === y && date.getUTCMonth() === mo - 1 && date.getUTCDate() === d && h < 24 && mi < 60 && s < 60;
-  if (!real) throw inputError(`${what} ${echo(value)} is not a real date and time`);
-  return value as string;
+  return checkDeviceDateTime(value, what);
 }
 
 export function checkGroup(value: unknown): string {

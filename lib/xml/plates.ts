@@ -1,4 +1,5 @@
 import { IpcamError, inputError } from '../errors';
+import { checkWhole } from '../params';
 import type { DeviceClient } from '../transport/client';
 import { xmlCall } from './call';
 import { buildDocument, child, items, xml, type XmlElement, type XmlNode } from './codec';
@@ -137,13 +138,10 @@ export const MAX_PAGES = Math.ceil(MAX_PLATES / QUERY_PAGE);
  * EDEVICE, never a loop.
  */
 export async function queryPlates(client: DeviceClient, query: PlateQuery = {}, opts: QueryOptions = {}): Promise<{ plates: PlateRecord[]; total: number }> {
-  const maxPages = opts.maxPages ?? MAX_PAGES;
-  if (!Number.isInteger(maxPages) || maxPages < 1 || maxPages > MAX_PAGES) throw inputError(`maxPages must be a whole number from 1 to ${MAX_PAGES}, got ${JSON.stringify(opts.maxPages)}`);
+  const maxPages = checkWhole(opts.maxPages ?? MAX_PAGES, 'maxPages', 1, MAX_PAGES);
   const group = checkGroup(query.group);
-  const offset = query.offset ?? 0;
-  if (!Number.isInteger(offset) || offset < 0 || offset > MAX_PLATES) throw inputError(`offset must be a whole number from 0 to ${MAX_PLATES}, got ${JSON.stringify(query.offset)}`);
-  const limit = query.limit;
-  if (limit !== undefined && (!Number.isInteger(limit) || limit < 1 || limit > MAX_PLATES)) throw inputError(`limit must be a whole number from 1 to ${MAX_PLATES}, got ${JSON.stringify(limit)}`);
+  const offset = checkWhole(query.offset ?? 0, 'offset', 0, MAX_PLATES);
+  const limit = query.limit === undefined ? undefined : checkWhole(query.limit, 'limit', 1, MAX_PLATES);
 
   const plates: PlateRecord[] = [];
   let total: number | undefined;
