@@ -1,10 +1,11 @@
 /**
  * `npm run bench [name...]`: figures printed as ratios against baselines run in the same process.
- * Nothing here asserts a time; it reports. Names: snapshot, plates, events, streams (default: all).
+ * Nothing here asserts a time; it reports. Names: snapshot, plates, events, streams, ops (default: all).
  */
 import { startSimulator, type Simulator } from '../lib/simulator';
 import { eventsThroughput } from './events';
 import { PASSWORD, PER_ROUND, ROUNDS, USER } from './measure';
+import { operationsOverhead } from './ops';
 import { platesAddAndRead } from './plates';
 import { snapshotRoundTrip } from './snapshot';
 import { streamsThroughput } from './streams';
@@ -14,6 +15,7 @@ const BENCHES: Record<string, (sim: Simulator) => Promise<void>> = {
   plates: platesAddAndRead,
   events: eventsThroughput,
   streams: streamsThroughput,
+  ops: operationsOverhead,
 };
 
 async function main(): Promise<void> {
