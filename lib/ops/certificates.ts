@@ -74,6 +74,18 @@ const LABELLED = /^([A-Za-z][A-Za-z -]{0,40}?)\s*:\s*(.*)$/;
 /** The bytes of a serial number written on the line after its label. */
 const HEX_BYTES = /^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2})*:?$/;
 
+/** The bytes of a serial written below its label, on one line or wrapped over a few ending in `:`. */
+function serialBelow(lines: readonly string[], from: number): string | undefined {
+  let serial = '';
+  for (let i = from; i < Math.min(lines.length, from + 4); i++) {
+    const line = (lines[i] ?? '').slice(0, VALUE_MAX + 64).trim();
+    if (!HEX_BYTES.test(line)) break;
+    serial += line;
+    if (!line.endsWith(':')) break;
+  }
+  return serial === '' ? undefined : serial.slice(0, VALUE_MAX);
+}
+
 /** Reads a certificate dump (OpenSSL `x509 -text` style); EPARSE when it names none of the fields. */
 export function parseCertificateDump(dump: string): CertificateInfo {
   const info: CertificateInfo = { text: dump.trim() };
@@ -90,8 +102,7 @@ export function parseCertificateDump(dump: string): CertificateInfo {
         break;
       }
       case 'serial number': {
-        const next = (lines[i + 1] ?? '').slice(0, VALUE_MAX + 64).trim();
-        const serial = value !== '' ? value : HEX_BYTES.test(next) ? next.slice(0, VALUE_MAX) : undefined;
+        const serial = value !== '' ? value : serialBelow(lines, i + 1);
         if (serial !== undefined) info.serial ??= serial;
         break;
       }

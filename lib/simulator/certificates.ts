@@ -26,6 +26,8 @@ export class SimulatedCertificates {
   serial = randomBytes(16);
   /** Certificates made by sslselfsign since start. */
   created = 0;
+  /** False: no certificate yet, and sslcertinfo answers an error line (set it to test that case). */
+  installed = true;
   private readonly modulus = randomBytes(256);
 
   readonly route: Route = (ctx) => {
@@ -34,7 +36,7 @@ export class SimulatedCertificates {
       return true;
     }
     if (ctx.path === '/cgi-bin/admin/sslcertinfo') {
-      sendText(ctx.res, 200, this.dump());
+      sendText(ctx.res, 200, this.installed ? this.dump() : '# Error: No certificate installed\r\n');
       return true;
     }
     return false;
@@ -68,6 +70,7 @@ export class SimulatedCertificates {
     this.notBefore = new Date(Math.floor(Date.now() / 1000) * 1000);
     this.serial = randomBytes(16);
     this.created++;
+    this.installed = true;
     return `Self-signed certificate created for ${next.commonName}, valid ${days} days\r\n`;
   }
 
@@ -89,7 +92,8 @@ export class SimulatedCertificates {
       '    Data:',
       '        Version: 3 (0x2)',
       '        Serial Number:',
-      ...hex(this.serial, '            '),
+      // OpenSSL writes a serial on one line however long, and wraps key and signature bytes at 15.
+      `            ${[...this.serial].map((b) => b.toString(16).padStart(2, '0')).join(':')}`,
       '        Signature Algorithm: sha256WithRSAEncryption',
       `        Issuer: ${name}`,
       '        Validity',
