@@ -6,16 +6,15 @@
 import { runOperation } from '../ops/runner';
 import * as ops from '../ops/parameters';
 import type { ParamGroupAdded, ParamsUpdated } from '../ops/parameters';
-import type { Operation } from '../ops/types';
+import type { AccessLevel, Operation } from '../ops/types';
 import type { DeviceClient } from '../transport/client';
 
 export type { AccessLevel } from '../ops/types';
 export type { ParamGroupAdded, ParamsUpdated } from '../ops/parameters';
-export { PARAM_NAME_MAX, PARAM_NAMES_MAX, PARAM_VALUE_MAX } from '../ops/parameters';
 
 export interface ParamCallOptions {
   /** Directory of the access level to use (default `admin`; `list` also works under `view`, changes not). */
-  level?: 'view' | 'operator' | 'admin';
+  level?: AccessLevel;
   signal?: AbortSignal;
 }
 
