@@ -474,7 +474,7 @@ describe('DeviceClient against the simulator', function () {
       const sim = await simulator();
       const client = clientFor(sim);
       const value = 'a&b=c/d e+f\\g';
-      assert.equal(await updateParams(client, { 'Image.I0.Text.String': value }), 'OK');
+      assert.deepEqual(await updateParams(client, { 'Image.I0.Text.String': value }), { ok: true, updated: ['Image.I0.Text.String'] });
       assert.equal(sim.state.requests.at(-1)?.rawQuery, 'action=update&Image.I0.Text.String=a%26b%3Dc%2Fd%20e%2Bf%5Cg');
       assert.equal(sim.state.params.get('Image.I0.Text.String'), value);
       assert.deepEqual(await listParams(client, ['Image.I0.Text']), { 'Image.I0.Text.String': value });
