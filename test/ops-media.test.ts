@@ -74,6 +74,17 @@ describe('operations: audio and RTSP', function () {
       assert.equal(sim.state.media.audioBytes - before, 8001);
     });
 
+    it('a stream that never ends is let go on a stop, nothing sent', async function () {
+      const endless = new Readable({ read() {} });
+      const controller = new AbortController();
+      const running = runOperation(client, op('sendAudio'), { audio: endless }, { signal: controller.signal });
+      endless.push(Buffer.alloc(100));
+      setTimeout(() => controller.abort(), 50);
+      await expectRejection(running, 'ECONN', /stopped/);
+      assert.equal(endless.destroyed, true);
+      assert.equal(sim.state.requestCount, 0);
+    });
+
     describe('bad input is EINPUT and nothing is sent', function () {
       function* tooMuch(): Generator<Buffer> {
         const piece = Buffer.alloc(1024 * 1024);

@@ -37,8 +37,17 @@ function audioInput(): Param<Buffer | Readable> {
 
 /** The whole of `stream`, at most `max` bytes in `ms`; EINPUT (nothing sent) otherwise. */
 async function readClip(stream: Readable, max: number, ms: number, signal: AbortSignal | undefined): Promise<Buffer> {
-  const limit = AbortSignal.timeout(ms);
-  addAbortSignal(signal ? AbortSignal.any([signal, limit]) : limit, stream);
+  // One controller for both ends of the wait (the caller's stop, our time limit); both released after.
+  const stop = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    stop.abort();
+  }, ms);
+  const onStop = (): void => stop.abort();
+  if (signal?.aborted) stop.abort();
+  else signal?.addEventListener('abort', onStop, { once: true });
+  addAbortSignal(stop.signal, stream);
   const chunks: Buffer[] = [];
   let size = 0;
   try {
@@ -53,8 +62,11 @@ async function readClip(stream: Readable, max: number, ms: number, signal: Abort
     stream.destroy();
     if (err instanceof IpcamError) throw err;
     if (signal?.aborted) throw new IpcamError('ECONN', 'The operation was stopped before the audio was sent');
-    if (limit.aborted) throw inputError(`The audio stream did not end within ${ms / 1000} s: nothing was sent`);
+    if (timedOut) throw inputError(`The audio stream did not end within ${ms / 1000} s: nothing was sent`);
     throw inputError('The audio stream failed while it was read: nothing was sent');
+  } finally {
+    clearTimeout(timer);
+    signal?.removeEventListener('abort', onStop);
   }
   if (size === 0) throw inputError('audio is empty');
   return Buffer.concat(chunks, size);
