@@ -4,7 +4,8 @@ import { startSimulator, type SimulatorOptions } from './index';
 const USAGE = `ipcam-simulator: a fake IP camera speaking the XML and CGI interfaces
 
 Usage: ipcam-simulator [--port 8080] [--host 127.0.0.1] [--user admin] [--password admin]
-                       [--auth any|basic|digest|none] [--http10]
+                       [--auth any|basic|digest|none] [--http10] [--rtsp-port 8554]
+  --rtsp-port  the RTSP port answering DESCRIBE (default: any free port, printed at start)
   --http10  answer as many cameras' small web servers do: HTTP/1.0, no Content-Length, the
             connection closed after every answer (streams end only when the connection closes)
 Environment: IPCAM_SIM_PASSWORD sets the password without putting it on the command line.
@@ -31,6 +32,9 @@ function parseArgs(argv: string[]): SimulatorOptions {
     switch (flag) {
       case '--port':
         options.port = Number(value);
+        break;
+      case '--rtsp-port':
+        options.rtspPort = Number(value);
         break;
       case '--host':
         options.host = value;
@@ -61,7 +65,7 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const sim = await startSimulator(options);
-  console.log(`ipcam-simulator listening on ${sim.url} (user ${options.username ?? 'admin'}, auth ${options.auth ?? 'any'})`);
+  console.log(`ipcam-simulator listening on ${sim.url}, RTSP on port ${sim.rtspPort} (user ${options.username ?? 'admin'}, auth ${options.auth ?? 'any'})`);
   const stop = (): void => {
     void sim.close().then(() => process.exit(0));
   };

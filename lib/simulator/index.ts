@@ -35,6 +35,8 @@ export interface SimulatorOptions {
   tls?: { key: string; cert: string };
   /** How the device answers (default: HTTP/1.1 with Content-Length, keep-alive); see `setAnswer`. */
   answer?: Partial<AnswerStyle>;
+  /** TCP port of the RTSP server (default 0: any free port; named in the parameter Network.RTSP.Port). */
+  rtspPort?: number;
 }
 
 export interface Simulator {
@@ -42,6 +44,8 @@ export interface Simulator {
   url: string;
   host: string;
   port: number;
+  /** The RTSP port (DESCRIBE answered with SDP). */
+  rtspPort: number;
   state: SimulatorState;
   /** Adds a fault; it hits matching requests until spent or cleared. */
   inject(fault: Fault): void;
@@ -178,6 +182,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       resolve();
     });
   });
+  const rtspPort = await state.media.startRtsp({ host: options.host ?? '127.0.0.1', port: options.rtspPort ?? 0, auth, params: state.params }).catch(async (err: unknown) => {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    throw err;
+  });
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
 
@@ -185,6 +193,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     url: `${options.tls ? 'https' : 'http'}://${host}:${address.port}`,
     host: address.address,
     port: address.port,
+    rtspPort,
     state,
     inject: (fault) => state.faults.push({ ...fault }),
     setAnswer: (style) => {
@@ -203,6 +212,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     close: async () => {
       await poster.close();
       state.io.closeAll();
+      await state.media.closeRtsp();
       for (const timer of timers) clearTimeout(timer);
       timers.clear();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));

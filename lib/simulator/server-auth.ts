@@ -32,12 +32,17 @@ export class ServerAuth {
   constructor(readonly options: ServerAuthOptions) {}
 
   verify(req: IncomingMessage): AuthVerdict {
+    return this.verifyHeader(req.headers.authorization, req.method ?? 'GET', req.url ?? '/');
+  }
+
+  /** The same check for any protocol that carries the header (RTSP: the method and its URL). */
+  verifyHeader(authorization: string | undefined, method: string, url: string): AuthVerdict {
     if (this.options.mode === 'none') return { ok: true, scheme: 'none' };
-    const header = req.headers.authorization ?? '';
+    const header = authorization ?? '';
     const space = header.indexOf(' ');
     const scheme = (space < 0 ? header : header.slice(0, space)).toLowerCase();
     if (scheme === 'basic' && this.options.mode !== 'digest') return this.verifyBasic(header.slice(space + 1));
-    if (scheme === 'digest' && this.options.mode !== 'basic') return this.verifyDigest(header, req.method ?? 'GET', req.url ?? '/');
+    if (scheme === 'digest' && this.options.mode !== 'basic') return this.verifyDigest(header, method, url);
     return { ok: false, stale: false };
   }
 

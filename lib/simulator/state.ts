@@ -138,7 +138,7 @@ export function initialState(): SimulatorState {
     equipment: new SimulatedEquipment(),
     files: new SimulatedFiles(),
     certificates: new SimulatedCertificates(),
-    maintenance: new SimulatedMaintenance(),
+    maintenance: new SimulatedMaintenance(params),
     serveTests: new SimulatedServeTests(),
     media: new SimulatedMedia(),
     records: new SimulatedRecords(),
