@@ -203,6 +203,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     close: async () => {
       await poster.close();
       state.io.closeAll();
+      state.serveTests.close();
       for (const timer of timers) clearTimeout(timer);
       timers.clear();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
