@@ -79,6 +79,16 @@ function secretsOf(...forms: string[][]): string[] {
   return forms.flat();
 }
 
+/**
+ * What a test log must not show: the passwords given and the device's own, in every form. The
+ * device's user name alone is no secret here (a log names the sender `admin@...` freely); error
+ * lines are held to the client's stricter `secrets` by the runner.
+ */
+function logSecrets(ctx: OpContext, password: string | undefined, user: string | undefined): string[] {
+  const device = ctx.client.options;
+  return secretsOf(secretForms(password, user), secretForms(device.password, device.username));
+}
+
 /** The query of one test: pairs in the order of spec 4.9, left-out values not sent (the device then uses its own, spec rule 4). */
 function query(pairs: Array<[string, string | number | undefined]>): Array<[string, string | number]> {
   return pairs.filter((pair): pair is [string, string | number] => pair[1] !== undefined);
@@ -105,9 +115,17 @@ const httpParams = shape({
   proxyPassword: optional(PASSWORD),
 });
 
-/** The HTTP code in the answer: the first number of three digits from 100 to 599. */
+/**
+ * The answer's first line when it gives an HTTP code: `200`, `200 OK`, `HTTP/1.1 200 OK` or
+ * `HTTP code: 200`. An address or port in a failure text (`Connection to 10.0.0.1:80 failed`) is
+ * no code.
+ */
+const CODE_LINE = /^(?:HTTP\/\d(?:\.\d)?\s+|.*\bcode\s*[:=]?\s*)?([1-5]\d\d)(?:\s.*)?$/i;
+
+/** The HTTP code the device reports, or undefined when its answer gives none. */
 export function httpCodeOf(answerText: string): number | undefined {
-  const match = /(?:^|\D)([1-5]\d\d)(?!\d)/.exec(answerText.slice(0, 1024));
+  const first = answerText.slice(0, 1024).split('\n').find((line) => line.trim() !== '') ?? '';
+  const match = CODE_LINE.exec(first.trim());
   return match ? Number(match[1]) : undefined;
 }
 
@@ -213,10 +231,9 @@ async function readLogUntilEnd(ctx: OpContext, test: LogTest): Promise<OpResult<
   const started = Date.now();
   const limitMs = test.timeoutSeconds * 1000;
   const maxReads = Math.ceil(limitMs / LOG_POLL_MS) + 1;
-  let log = '';
   for (let reads = 0; reads < maxReads; reads++) {
     if (reads > 0) await ctx.sleep(LOG_POLL_MS);
-    log = fileText(await ctx.cgi(read));
+    const log = fileText(await ctx.cgi(read));
     const verdict = logVerdict(log, test.success);
     if (verdict !== undefined) return { payload: { ok: verdict === 'success', log: withholdLines(log, test.secrets) } };
     const elapsed = Date.now() - started;
@@ -265,11 +282,11 @@ export const testSmtp = defineOp({
   summary: 'Has the device send a test mail (writes /tmp/subject.txt and /tmp/message.txt, starts the test, reads /testsmtp.log until it ends)',
   params: smtpParams,
   async run(ctx, p) {
-    const secrets = [...ctx.client.secrets, ...secretForms(p.password, p.user)];
+    const secrets = secretForms(p.password, p.user);
     // Every request is built (and so checked) before the first one is sent.
     const requests = [
-      fileWriteRequest(SMTP_SUBJECT_FILE, p.subject, 'subject', secrets),
-      fileWriteRequest(SMTP_MESSAGE_FILE, p.message, 'message', secrets),
+      fileWriteRequest(SMTP_SUBJECT_FILE, p.subject, 'The subject', secrets),
+      fileWriteRequest(SMTP_MESSAGE_FILE, p.message, 'The message', secrets),
       serveTestRequest('SMTP test', [
         ['cmd', 'smtp'],
         ['ServerName', p.server],
@@ -282,7 +299,7 @@ export const testSmtp = defineOp({
       ], secrets),
     ];
     await sendAll(ctx, requests);
-    return readLogUntilEnd(ctx, { kind: 'SMTP', logFile: SMTP_LOG_FILE, success: SMTP_SUCCESS, cancel: cancelSmtpRequest(), timeoutSeconds: p.timeout, secrets });
+    return readLogUntilEnd(ctx, { kind: 'SMTP', logFile: SMTP_LOG_FILE, success: SMTP_SUCCESS, cancel: cancelSmtpRequest(), timeoutSeconds: p.timeout, secrets: logSecrets(ctx, p.password, p.user) });
   },
 });
 
@@ -314,7 +331,7 @@ export const testFtp = defineOp({
   summary: 'Has the device upload a test file by FTP (writes /var/ftptest, starts the test, reads /testftp.log until it ends)',
   params: ftpParams,
   async run(ctx, p) {
-    const secrets = [...ctx.client.secrets, ...secretForms(p.password, p.user)];
+    const secrets = secretForms(p.password, p.user);
     const requests = [
       fileWriteRequest(FTP_SOURCE_FILE, FTP_TEST_DATA, 'The FTP test file', secrets),
       serveTestRequest('FTP test', [
@@ -328,7 +345,7 @@ export const testFtp = defineOp({
       ], secrets),
     ];
     await sendAll(ctx, requests);
-    return readLogUntilEnd(ctx, { kind: 'FTP', logFile: FTP_LOG_FILE, success: FTP_SUCCESS, cancel: cancelFtpRequest(), timeoutSeconds: p.timeout, secrets });
+    return readLogUntilEnd(ctx, { kind: 'FTP', logFile: FTP_LOG_FILE, success: FTP_SUCCESS, cancel: cancelFtpRequest(), timeoutSeconds: p.timeout, secrets: logSecrets(ctx, p.password, p.user) });
   },
 });
 

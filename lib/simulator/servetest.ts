@@ -160,7 +160,11 @@ export class SimulatedServeTests {
   }
 
   private storageTest(type: string, server: string, user: string, password: string): string {
-    if (this.badServers.has(hostOf(server))) return `Network storage test failed: mount error(113): could not connect to ${server}\r\n`;
+    if (this.badServers.has(hostOf(server))) {
+      // Leaky firmware answers with the mount command it ran, password and all.
+      if (this.echoPasswords && password) return `# Error: mount -t ${type} -o username=${user},password=${password} ${server} failed\r\n`;
+      return `Network storage test failed: mount error(113): could not connect to ${server}\r\n`;
+    }
     const lines = ['Network storage test OK', `Mounted ${type} share ${server}${user ? ` as ${user}` : ''}`];
     if (this.echoPasswords && password) lines.push(`mount options: username=${user},password=${password}`);
     lines.push('Unmounted');
