@@ -115,6 +115,8 @@ describe('operations: server tests', function () {
       assert.equal(logVerdict('Connecting\nError: cannot connect', 'SMTP Test Success'), 'failure');
       assert.equal(logVerdict('Connecting\nFTP test aborted\n', 'FTP Test Success'), 'failure');
       assert.equal(logVerdict('Connecting\n220 ready\n', 'SMTP Test Success'), undefined);
+      assert.equal(logVerdict('Connecting\nSubject: Door failure alert\n', 'SMTP Test Success'), undefined);
+      assert.equal(logVerdict('Connecting\nFailed to connect to server\n', 'SMTP Test Success'), 'failure');
       assert.equal(logVerdict('', 'SMTP Test Success'), undefined);
     });
   });
@@ -197,6 +199,11 @@ describe('operations: server tests', function () {
       assert.equal(sim.state.files.read('/tmp/subject.txt'), DEFAULT_SUBJECT);
       assert.equal(sim.state.files.read('/tmp/message.txt'), DEFAULT_MESSAGE);
       assert.equal(accepted(sim)[2], `${SERVETEST}?cmd=smtp&ServerName=mail.example.com&ServerPort=25&ServerSSL=off&RcptToAddr1=me%40example.com&AdminAddr=cam%40example.com`);
+    });
+
+    it('a subject with a failure word in it is no failure line', async function () {
+      const { payload } = await runOperation(client, op('testSmtp'), { server: 'mail.example.com', to: 'me@example.com', from: 'cam@example.com', subject: 'Error: gate failure' });
+      assert.equal((payload as { ok: boolean }).ok, true);
     });
 
     it('a server that refuses ends the log with a failure line: ok false, with the log', async function () {
@@ -353,6 +360,7 @@ describe('operations: server tests', function () {
       ['testHttpServer', { server: 'h', port: 80, password: 'a\u0000b' }],
       ['testHttpServer', { server: 'h', port: 80, password: 'x'.repeat(129) }],
       ['testHttpServer', { server: 'h', port: 80, proxyPort: 3128 }, /proxyPort needs proxy/],
+      ['testHttpServer', { server: 'h', port: 80, proxyPassword: 'x' }, /proxyPassword needs proxy/],
       ['testHttpServer', { server: 'h', port: 80, proxy: 'p', proxyPort: 70000 }],
       ['testHttpServer', { server: 'h', port: 80, path: '/x' }, /not a parameter/],
       ['testNetworkStorage', { server: '//nas/x' }],

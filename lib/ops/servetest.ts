@@ -65,8 +65,14 @@ export const FTP_TEST_DATA = 'FTP test file of node-red-contrib-ipcam';
 /** Largest answer of a one-request test (bytes). */
 const TEST_ANSWER_MAX_BYTES = 64 * 1024;
 
-/** A log line that ends a test without success. */
-const FAILURE_LINE = /\b(fail(ed|ure|s)?|error|abort(ed)?|cancel(l)?ed|refused|timed? ?out)\b/i;
+/** Words of a failed, refused or stopped test. */
+const FAILURE_WORDS = /\b(fail(ed|ure|s)?|error|abort(ed)?|cancel(l)?ed|refused|timed? ?out)\b/i;
+/**
+ * A log line that ends a test without success: it opens with an error word (`Error: cannot
+ * connect`) or is the test's own verdict (`SMTP Test Failed`, `FTP test aborted`). A line that
+ * merely holds such a word (a mail subject `Door failure`) is not one.
+ */
+const FAILURE_LINE = /^(error|fail(ed|ure)?)\b|\btest\b.*\b(fail(ed|ure|s)?|error|abort(ed)?|cancel(l)?ed|refused|timed? ?out)\b/i;
 
 /** Every form of a password a device may echo: as given, percent-encoded, in base64 alone or in an AUTH PLAIN or Basic token. */
 export function secretForms(password: string | undefined, user = ''): string[] {
@@ -138,7 +144,8 @@ export const testHttpServer = defineOp({
   params: httpParams,
   request(p) {
     const secrets = secretsOf(secretForms(p.password, p.user), secretForms(p.proxyPassword, p.proxyUser));
-    if (p.proxyPort !== undefined && p.proxy === undefined) throw new IpcamError('EINPUT', 'proxyPort needs proxy (the proxy address)');
+    const proxySetting = (['proxyPort', 'proxyUser', 'proxyPassword'] as const).find((key) => p[key] !== undefined);
+    if (proxySetting !== undefined && p.proxy === undefined) throw new IpcamError('EINPUT', `${proxySetting} needs proxy (the proxy address)`);
     return serveTestRequest('HTTP server test', [
       ['cmd', 'http'],
       ['ServerName', p.server],
@@ -176,7 +183,7 @@ const storageParams = shape({
 /** The first line of a network storage test says it is OK (and not that it failed). */
 export function storageTestOk(answerText: string): boolean {
   const first = answerText.split('\n').find((line) => line.trim() !== '') ?? '';
-  return /\b(ok|success(ful)?|succeeded)\b/i.test(first) && !FAILURE_LINE.test(first) && !/\bnot\b/i.test(first);
+  return /\b(ok|success(ful)?|succeeded)\b/i.test(first) && !FAILURE_WORDS.test(first) && !/\bnot\b/i.test(first);
 }
 
 export const testNetworkStorage = defineOp({
