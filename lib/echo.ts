@@ -53,6 +53,25 @@ export function deviceWords(text: string | undefined, secrets: readonly string[]
   return line === '' ? undefined : line;
 }
 
+/** What stands in a device text for a line that held a secret. */
+export const WITHHELD_LINE = '(line withheld: it held a password)';
+
+/**
+ * A device's text of several lines (a test log) as it may be given to a flow: each line holding
+ * one of `secrets` (in any case, the rule of `deviceWords`) is replaced by `WITHHELD_LINE`.
+ */
+export function withholdLines(text: string, secrets: readonly string[]): string {
+  const wanted = secrets.filter((secret) => secret !== '').map((secret) => secret.toLowerCase());
+  if (wanted.length === 0) return text;
+  return text
+    .split('\n')
+    .map((line) => {
+      const lower = line.toLowerCase();
+      return wanted.some((secret) => lower.includes(secret)) ? WITHHELD_LINE + (line.endsWith('\r') ? '\r' : '') : line;
+    })
+    .join('\n');
+}
+
 /** At most `max` characters, never splitting a surrogate pair, `...` marking a cut. */
 function cut(text: string, max: number): string {
   if (text.length <= max) return text;

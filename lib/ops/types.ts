@@ -32,6 +32,8 @@ export interface OpRequest {
   what?: string;
   /** Names the request carried (checked), so that a known error line about one is told in our words. */
   names?: readonly string[];
+  /** Secrets the request carries (a password parameter): device words holding one are never shown. */
+  secrets?: readonly string[];
 }
 
 /** A CGI answer (error lines in a 200 answer are already EDEVICE). */

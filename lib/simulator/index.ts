@@ -213,6 +213,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       await poster.close();
       state.io.closeAll();
       await state.media.closeRtsp();
+      state.serveTests.close();
       for (const timer of timers) clearTimeout(timer);
       timers.clear();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
