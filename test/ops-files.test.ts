@@ -5,6 +5,7 @@
  * guard of writeFile.
  */
 import { strict as assert } from 'node:assert';
+import { IpcamError } from '../lib/errors';
 import { chooseOperation, contextFor, REQUEST_OPERATIONS, runOperation, targetOf, type Operation } from '../lib/ops';
 import { FILE_DATA_MAX, FILE_PATH_MAX } from '../lib/ops/files';
 import { startSimulator, type Simulator } from '../lib/simulator';
@@ -105,6 +106,12 @@ describe('operations: readFile, writeFile', function () {
       }
     });
 
+    it('a file whose text begins with "Error" is read as content, not taken for an error line', async function () {
+      sim.state.files.write('/tmp/errors.log', '# Error: disk full at 03:00\nError 2\n');
+      const { payload } = await runOperation(client, op('readFile'), { path: '/tmp/errors.log' });
+      assert.equal(payload, '# Error: disk full at 03:00\nError 2\n');
+    });
+
     it('an invalid file name sent past our checks is 404 from the device (spec 7)', async function () {
       await expectRejection(contextFor(client).cgi({ path: '/cgi-bin/admin/fileread', query: [['READ.filePath', '../etc/passwd']] }), 'EHTTP', /404/);
     });
@@ -116,8 +123,9 @@ describe('operations: readFile, writeFile', function () {
       assert.equal(sim.state.requestCount, 0);
     });
 
-    it('writeFile set in the node runs; readFile may come from msg', async function () {
-      const chosen = chooseOperation(REQUEST_OPERATIONS, 'writeFile', 'readFile');
+    it('writeFile set in the node runs; a msg naming another operation there is refused; readFile may come from msg', async function () {
+      assert.throws(() => chooseOperation(REQUEST_OPERATIONS, 'writeFile', 'readFile'), (err: unknown) => err instanceof IpcamError && err.code === 'EINPUT');
+      const chosen = chooseOperation(REQUEST_OPERATIONS, 'writeFile', undefined);
       assert.equal(chosen.name, 'writeFile');
       await runOperation(client, chosen, { path: '/tmp/guard', data: 'ok' });
       assert.equal(sim.state.files.read('/tmp/guard'), 'ok');

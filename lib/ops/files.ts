@@ -51,7 +51,8 @@ export function assertTargetFits(request: OpRequest, what: string): OpRequest {
 
 /** The fileread request of `path` (checked by `FILE_PATH`). */
 export function fileReadRequest(path: string, secrets?: readonly string[]): OpRequest {
-  return { path: FILE_READ_PATH, query: [[READ_KEY, path]], what: 'file read', names: [READ_KEY], maxBytes: FILE_READ_MAX_BYTES, ...(secrets && { secrets }) };
+  // A file's text is data: a file whose first line starts with `Error` is read as it is.
+  return { path: FILE_READ_PATH, query: [[READ_KEY, path]], what: 'file read', names: [READ_KEY], maxBytes: FILE_READ_MAX_BYTES, content: true, ...(secrets && { secrets }) };
 }
 
 /** The filewrite request of `data` to `path` (both checked); EINPUT when too long for the URL. */

@@ -47,7 +47,7 @@ export function contextFor(client: DeviceClient, options: RunOptions = {}): OpCo
       }
       if (request.onUpload) opts.onUpload = request.onUpload;
       const res = await client.request(opts);
-      if (res.status === 200 && isText(res.contentType)) {
+      if (res.status === 200 && !request.content && isText(res.contentType)) {
         const failure = cgiFailure(res.body, { what: request.what ?? `request ${request.path}`, names: request.names ?? [], secrets: [...client.secrets, ...(request.secrets ?? [])] });
         if (failure) throw failure;
       }

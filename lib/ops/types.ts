@@ -34,6 +34,11 @@ export interface OpRequest {
   names?: readonly string[];
   /** Secrets the request carries (a password parameter): device words holding one are never shown. */
   secrets?: readonly string[];
+  /**
+   * The answer is content, not a status (a file's text, a download): a first line starting with
+   * `Error` is data there, not an error line.
+   */
+  content?: boolean;
 }
 
 /** A CGI answer (error lines in a 200 answer are already EDEVICE). */
