@@ -169,6 +169,31 @@ describe('editor (Chromium)', function () {
     await bind.waitFor({ state: 'detached' });
   });
 
+  it('builds the edge record dialog from the operations lib/ops serves, and keeps only the chosen operation\'s fields', async function () {
+    const id = '7e5d0c1a2b3c0004';
+    await page.evaluate((nodeId) => {
+      const red = (globalThis as unknown as { RED: { editor: { edit(node: unknown): void }; nodes: { node(id: string): unknown } } }).RED;
+      red.editor.edit(red.nodes.node(nodeId));
+    }, id);
+    const from = page.locator('#node-input-edge-param-from');
+    await from.waitFor({ state: 'visible' });
+    assert.equal(await from.inputValue(), '2026-03-01 00:00:00');
+    assert.equal(await page.locator('#node-input-edge-param-all').isChecked(), true);
+    assert.equal(await page.locator('#node-input-edge-param-limit').getAttribute('title'), '1 to 99');
+    assert.deepEqual(await page.locator('#node-input-edge-param-sort option').evaluateAll((options) => options.map((o) => (o as unknown as { value: string }).value)), ['', 'asc', 'desc']);
+    await page.selectOption('#node-input-operation', 'listStorage');
+    await page.locator('#node-input-edge-param-directory').waitFor({ state: 'visible' });
+    assert.equal(await from.count(), 0);
+    await page.fill('#node-input-edge-param-directory', '2026-03-01/08');
+    await page.locator('#node-dialog-ok').click();
+    await page.locator('#node-input-edge-param-directory').waitFor({ state: 'detached' });
+    const saved = await page.evaluate((nodeId) => {
+      const node = (globalThis as unknown as { RED: { nodes: { node(id: string): { operation: string; params: unknown } } } }).RED.nodes.node(nodeId);
+      return { operation: node.operation, params: node.params };
+    }, id);
+    assert.deepEqual(saved, { operation: 'listStorage', params: { directory: '2026-03-01/08' } });
+  });
+
   it('logs no errors in the browser console', function () {
     assert.deepEqual(browserErrors, []);
   });
