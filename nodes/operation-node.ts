@@ -1,4 +1,5 @@
 import { chooseOperation, runOperation, type Operation, type OpResult } from '../lib/ops';
+import { isBlank } from '../lib/params';
 import { handleInput, payloadObject } from './action';
 import type { Node, NodeAPI, NodeDef, NodeMessage, NodeStatus } from './red';
 
@@ -22,10 +23,22 @@ function storedParams(value: OperationDef['params']): Record<string, unknown> {
   }
 }
 
-function sizeOf(payload: unknown): string {
+/**
+ * The stored parameters that belong to `op`, blanks left out: a field of another operation, left
+ * over from before the operation setting changed, must not make every message EINPUT.
+ */
+function defaultsFor(op: Operation, stored: Record<string, unknown>): Record<string, unknown> {
+  const limits = op.params.limits;
+  const fields = limits.type === 'object' ? limits.fields : {};
+  return Object.fromEntries(Object.entries(stored).filter(([name, value]) => Object.hasOwn(fields, name) && !isBlank(value)));
+}
+
+/** A short status of a result: `12 of 40`, `8.6 kB`, `readClimate ok`. */
+export function resultStatus(op: Operation, result: OpResult): string {
+  const { payload } = result;
   if (Buffer.isBuffer(payload)) return payload.length >= 1024 ? `${(payload.length / 1024).toFixed(1)} kB` : `${payload.length} B`;
-  if (Array.isArray(payload)) return `${payload.length} items`;
-  return 'done';
+  if (Array.isArray(payload)) return result.total !== undefined ? `${payload.length} of ${result.total}` : `${payload.length} items`;
+  return `${op.name} ok`;
 }
 
 function toMessage(msg: NodeMessage, result: OpResult): void {
@@ -39,10 +52,19 @@ function toMessage(msg: NodeMessage, result: OpResult): void {
  * A node that runs operations of a table (ipcam-request, ipcam-edgerecord): the setting names
  * the operation (or `msg`); settings give parameter defaults, `msg.payload` fields override.
  */
-export function registerOperationNode(RED: NodeAPI, type: string, table: ReadonlyMap<string, Operation>, options: { msgChooses: 'whenSettingIsMsg' | 'always' }): void {
+export interface OperationNodeOptions {
+  /** `always`: any message may choose another operation (a table that only reads). */
+  msgChooses: 'whenSettingIsMsg' | 'always';
+  /** The operation of a node saved without one. */
+  defaultOperation: string;
+  /** The status text of a result (default `resultStatus`). */
+  statusText?: (op: Operation, result: OpResult) => string;
+}
+
+export function registerOperationNode(RED: NodeAPI, type: string, table: ReadonlyMap<string, Operation>, options: OperationNodeOptions): void {
   function OperationNode(this: Node, def: OperationDef): void {
     RED.nodes.createNode(this, def);
-    const setting = (def.operation ?? '').trim() || 'msg';
+    const setting = (def.operation ?? '').trim() || options.defaultOperation;
     const defaults = storedParams(def.params);
     handleInput(RED, this, def.device, async (msg, client, signal): Promise<NodeStatus> => {
       const { operation: requested, ...given } = payloadObject(msg) ?? {};
@@ -51,13 +73,13 @@ export function registerOperationNode(RED: NodeAPI, type: string, table: Readonl
       const chosen = options.msgChooses === 'always' && requested !== undefined && requested !== '' ? 'msg' : setting;
       const op = chooseOperation(table, chosen, requested);
       // Settings are defaults of the operation they were made for, not of one a message chose.
-      const input = { ...(op.name === setting ? defaults : {}), ...given };
+      const input = { ...(op.name === setting ? defaultsFor(op, defaults) : {}), ...given };
       const result = await runOperation(client, op, input, {
         signal,
         onProgress: (percent, stage) => this.status({ fill: 'yellow', shape: 'ring', text: `${stage} ${percent}%`.slice(0, 19) }),
       });
       toMessage(msg, result);
-      return { fill: 'green', shape: 'dot', text: `${op.name} ${sizeOf(result.payload)}`.slice(0, 19) };
+      return { fill: 'green', shape: 'dot', text: (options.statusText ?? resultStatus)(op, result).slice(0, 19) };
     });
   }
   RED.nodes.registerType(type, OperationNode as (this: never, def: never) => void);

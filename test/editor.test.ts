@@ -169,29 +169,62 @@ describe('editor (Chromium)', function () {
     await bind.waitFor({ state: 'detached' });
   });
 
-  it('builds the edge record dialog from the operations lib/ops serves, and keeps only the chosen operation\'s fields', async function () {
+  it('builds the edge record dialog from the rules generated from lib/ops, marks a bad value, and keeps only the chosen operation\'s fields', async function () {
     const id = '7e5d0c1a2b3c0004';
     await page.evaluate((nodeId) => {
       const red = (globalThis as unknown as { RED: { editor: { edit(node: unknown): void }; nodes: { node(id: string): unknown } } }).RED;
       red.editor.edit(red.nodes.node(nodeId));
     }, id);
-    const from = page.locator('#node-input-edge-param-from');
+    const from = page.locator('#ipcam-param-from');
     await from.waitFor({ state: 'visible' });
     assert.equal(await from.inputValue(), '2026-03-01 00:00:00');
-    assert.equal(await page.locator('#node-input-edge-param-all').isChecked(), true);
-    assert.equal(await page.locator('#node-input-edge-param-limit').getAttribute('title'), '1 to 99');
-    assert.deepEqual(await page.locator('#node-input-edge-param-sort option').evaluateAll((options) => options.map((o) => (o as unknown as { value: string }).value)), ['', 'asc', 'desc']);
+    assert.equal(await page.locator('#ipcam-param-all').inputValue(), 'true');
+    const limit = page.locator('#ipcam-param-limit');
+    assert.match((await limit.getAttribute('placeholder')) ?? '', /1 to 99/);
+    assert.deepEqual(await page.locator('#ipcam-param-sort option').evaluateAll((options) => options.map((o) => (o as unknown as { value: string }).value)), ['', 'asc', 'desc']);
+    // A bad value is marked with the rule's own words.
+    await limit.fill('100');
+    assert.match((await limit.getAttribute('class')) ?? '', /input-error/);
+    assert.equal(await limit.getAttribute('title'), 'a whole number from 1 to 99');
+    await limit.fill('50');
+    assert.doesNotMatch((await limit.getAttribute('class')) ?? '', /input-error/);
     await page.selectOption('#node-input-operation', 'listStorage');
-    await page.locator('#node-input-edge-param-directory').waitFor({ state: 'visible' });
+    await page.locator('#ipcam-param-directory').waitFor({ state: 'visible' });
     assert.equal(await from.count(), 0);
-    await page.fill('#node-input-edge-param-directory', '2026-03-01/08');
+    await page.fill('#ipcam-param-directory', '2026-03-01/08');
     await page.locator('#node-dialog-ok').click();
-    await page.locator('#node-input-edge-param-directory').waitFor({ state: 'detached' });
+    await page.locator('#ipcam-param-directory').waitFor({ state: 'detached' });
     const saved = await page.evaluate((nodeId) => {
       const node = (globalThis as unknown as { RED: { nodes: { node(id: string): { operation: string; params: unknown } } } }).RED.nodes.node(nodeId);
       return { operation: node.operation, params: node.params };
     }, id);
     assert.deepEqual(saved, { operation: 'listStorage', params: { directory: '2026-03-01/08' } });
+  });
+
+  it('builds the request dialog from the generated rules: values, secrets, defaults, bad values marked, the destructive warning', async function () {
+    const id = '5b1c7a9e3d2f000f';
+    await page.evaluate((nodeId) => {
+      const red = (globalThis as unknown as { RED: { editor: { edit(node: unknown): void }; nodes: { node(id: string): unknown } } }).RED;
+      red.editor.edit(red.nodes.node(nodeId));
+    }, id);
+    const server = page.locator('#ipcam-param-server');
+    await server.waitFor({ state: 'visible' });
+    assert.equal(await page.locator('#node-input-operation').inputValue(), 'testSmtp');
+    assert.equal(await server.inputValue(), 'smtp.example.com');
+    assert.equal(await page.locator('#ipcam-param-password').getAttribute('type'), 'password');
+    const port = page.locator('#ipcam-param-port');
+    assert.match((await port.getAttribute('placeholder')) ?? '', /default 25/);
+    await port.fill('70000');
+    assert.match((await port.getAttribute('class')) ?? '', /input-error/);
+    assert.equal(await page.locator('#ipcam-request-destructive').isVisible(), false);
+    await page.selectOption('#node-input-operation', 'reboot');
+    await page.locator('#ipcam-request-destructive').waitFor({ state: 'visible' });
+    assert.equal(await server.count(), 0);
+    await page.locator('#node-dialog-cancel').click();
+    await page.locator('#node-input-operation').waitFor({ state: 'detached' });
+    // The help lists every operation of the table, generated at build time.
+    const help = (await page.locator('script[data-help-name="ipcam-request"]').first().textContent()) ?? '';
+    for (const name of ['upgradeFirmware', 'testSmtp', 'lens', 'describeRtsp']) assert.match(help, new RegExp(`<dt>${name} `));
   });
 
   it('logs no errors in the browser console', function () {

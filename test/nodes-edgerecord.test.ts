@@ -13,7 +13,7 @@ import deviceNode from '../nodes/ipcam-device';
 import edgeRecordNode from '../nodes/ipcam-edgerecord';
 import type { NodeMessage } from '../nodes/red';
 import { SIM_PASSWORD, SIM_USER } from './helpers';
-import { DEVICE, FlowWatch, actionFlow, assertNoSecret, deviceCredentials, deviceDef, helper, isRecord, type AdminCall } from './node-helper';
+import { DEVICE, FlowWatch, actionFlow, assertNoSecret, deviceCredentials, deviceDef, helper, isRecord } from './node-helper';
 
 const NODE = 'edge';
 
@@ -155,20 +155,5 @@ describe('ipcam-edgerecord node', function () {
       assert.equal(caughtCode(msg), 'EHTTP');
       assertStatus(w, 'red', 'HTTP 404');
     });
-  });
-
-  it('the editor gets the operations and their limits from lib/ops', async function () {
-    await deploy({});
-    const call = (helper.request() as unknown as { get(path: string): AdminCall }).get('/ipcam-edgerecord/operations');
-    const answer = await call;
-    assert.equal(answer.status, 200);
-    const ops = answer.body as Array<{ name: string; params: Record<string, Record<string, unknown>> }>;
-    assert.deepEqual(
-      ops.map((o) => o.name),
-      ['search', 'eventNames', 'listStorage', 'download'],
-    );
-    const search = ops[0];
-    assert.deepEqual(search?.params['limit'], { type: 'int', ...RECORD_LIMIT, optional: true });
-    assert.deepEqual(search?.params['sort'], { type: 'oneOf', values: ['asc', 'desc'], optional: true, default: 'asc' });
   });
 });

@@ -434,7 +434,7 @@ export const download = defineOp({
     const mac = p.mac ?? (await deviceMac(ctx));
     // Each name percent-encoded on its own: the `/` between them stay path separators.
     const path = [NAS_PATH, nasFolder(mac), ...names].map((s, i) => (i === 0 ? s : encodeCgi(s))).join('/');
-    const answer = await ctx.cgi({ path, maxBytes: MAX_DOWNLOAD_BYTES, what: 'download' });
+    const answer = await ctx.cgi({ path, maxBytes: MAX_DOWNLOAD_BYTES, what: 'download', content: true });
     const given = answer.contentType.split(';')[0]?.trim() ?? '';
     const guessed = CONTENT_TYPES[filename.slice(filename.lastIndexOf('.') + 1).toLowerCase()] ?? 'application/octet-stream';
     const contentType = given === '' || given === 'application/octet-stream' ? guessed : answer.contentType;
