@@ -32,7 +32,7 @@ export = function register(RED: NodeAPI): void {
       if (api !== 'xml' && api !== 'cgi') throw inputError(`Unknown PTZ interface ${echo(api)}: use xml or cgi`);
       const fields = payloadObject(msg) ?? (typeof msg.payload === 'string' && msg.payload.trim() !== '' ? { action: msg.payload } : {});
       // `{ preset }` alone goes to that preset, `{ tour }` alone starts that tour, whatever the Action setting.
-      const request = { action: def.action, speed: def.speed, duration: def.duration, channel: def.channel, ...withImpliedAction(fields) };
+      const request = { action: def.action, speed: def.speed, duration: def.duration, channel: def.channel, ...withImpliedAction(fields, def.action) };
       const mover = moverFor(client);
       if (mover instanceof CgiPtzMover) {
         const command = await mover.move(request, signal);
