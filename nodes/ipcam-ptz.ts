@@ -2,6 +2,7 @@ import { CgiPtzMover } from '../lib/cgi/ptz';
 import { echo } from '../lib/echo';
 import { IpcamError, inputError } from '../lib/errors';
 import { PtzMover } from '../lib/xml/ptz-mover';
+import { withImpliedAction } from '../lib/ptz-request';
 import { DeviceClient } from '../lib/transport/client';
 import { handleInput, payloadObject } from './action';
 import type { Node, NodeAPI, NodeDef } from './red';
@@ -30,16 +31,22 @@ export = function register(RED: NodeAPI): void {
     handleInput(RED, this, def.device, async (msg, client, signal) => {
       if (api !== 'xml' && api !== 'cgi') throw inputError(`Unknown PTZ interface ${echo(api)}: use xml or cgi`);
       const fields = payloadObject(msg) ?? (typeof msg.payload === 'string' && msg.payload.trim() !== '' ? { action: msg.payload } : {});
-      const request = { action: def.action, speed: def.speed, duration: def.duration, channel: def.channel, ...fields };
+      // `{ preset }` alone goes to that preset, `{ tour }` alone starts that tour, whatever the Action setting.
+      const request = { action: def.action, speed: def.speed, duration: def.duration, channel: def.channel, ...withImpliedAction(fields, def.action) };
       const mover = moverFor(client);
       if (mover instanceof CgiPtzMover) {
         const command = await mover.move(request, signal);
-        msg.payload = { action: command.action === 'move' ? command.move : command.action, ok: true };
-      } else {
-        msg.payload = await mover.move(request, signal);
+        const action = command.action === 'move' ? command.move : command.action;
+        msg.payload = { action, ok: true };
+        return { fill: 'green', shape: 'dot', text: action };
       }
-      const done = msg.payload as { action: string };
-      return { fill: 'green', shape: 'dot', text: done.action };
+      const outcome = await mover.move(request, signal);
+      if (outcome.list) {
+        msg.payload = outcome.list;
+        return { fill: 'green', shape: 'dot', text: `${outcome.list.length} ${outcome.action === 'listTours' ? 'tours' : 'presets'}` };
+      }
+      msg.payload = { action: outcome.action, ok: true };
+      return { fill: 'green', shape: 'dot', text: outcome.action };
     });
     this.on('close', (_removed, done) => {
       if (!current) return done();

@@ -8,6 +8,7 @@ import type { Node, NodeAPI, NodeDef, NodeMessage } from './red';
 interface SnapshotDef extends NodeDef {
   device?: string;
   source?: string;
+  channel?: string | number;
   format?: string;
 }
 
@@ -29,7 +30,9 @@ export = function register(RED: NodeAPI): void {
       const override = payloadObject(msg) ?? {};
       const source = (override['source'] ?? (def.source || 'jpg')) as SnapshotSource;
       const params = override['params'] as Record<string, CgiValue> | undefined;
-      const snapshot = await takeSnapshot(client, { source, params, signal });
+      // The channel setting belongs to the xml source; a message may name one for it.
+      const channel = override['channel'] ?? (source === 'xml' ? def.channel : undefined);
+      const snapshot = await takeSnapshot(client, { source, params, channel, signal });
       msg.payload = formatImage(snapshot.image, snapshot.contentType, format);
       msg['contentType'] = snapshot.contentType;
       return { fill: 'green', shape: 'dot', text: `${(snapshot.image.length / 1024).toFixed(1)} kB` };

@@ -44,6 +44,11 @@ function speedOf(req: RecordedRequest | undefined): number {
   return Number(root.children[0]?.text);
 }
 
+/** The node's own error object as a Catch node sees it (`msg._error`). */
+function msgError(msg: NodeMessage): unknown {
+  return msg['_error'];
+}
+
 describe('ipcam-ptz and ipcam-relay nodes', function () {
   let sim: Simulator | undefined;
 
@@ -268,6 +273,108 @@ describe('ipcam-ptz and ipcam-relay nodes', function () {
       assert.equal(theSim().state.requestCount, count);
     });
 
+    describe('presets and tours over XML', function () {
+      function presetBody(req: RecordedRequest | undefined, root: string): string {
+        assert.ok(req, 'the request did not reach the simulator');
+        const doc = parseXml(req.body);
+        assert.equal(doc.name, root);
+        assert.equal(doc.attrs['version'], '1.0');
+        assert.equal(doc.attrs['xmlns'], NS);
+        assert.equal(doc.children.length, 1);
+        return `${doc.children[0]?.name}=${doc.children[0]?.text}`;
+      }
+
+      it('{ preset } alone goes to that preset, whatever move the Action setting names', async function () {
+        const w = await deploy(ptzDef({ action: 'Left', channel: '2' }));
+        theSim().state.ptz.presetsOf(2).set(4, { name: 'gate', position: 7 });
+        const out = await w.expectOutput(PTZ, { payload: { preset: 4 } });
+        assert.deepEqual(out.payload, { action: 'gotoPreset', ok: true });
+        assert.deepEqual(targets(), ['POST /PtzGotoPreset/2']);
+        assert.equal(presetBody(requests('/PtzGotoPreset/2')[0], 'presetInfo'), 'id=4');
+        assert.equal(theSim().state.ptz.position, 7);
+        assertGreen(w, PTZ, 'green', 'gotoPreset');
+      });
+
+      it('{ preset: name } is looked up with PtzGetPresets, then gone to by id', async function () {
+        const w = await deploy(ptzDef({ action: 'Stop' }));
+        theSim().state.ptz.presetsOf(1).set(1, { name: 'door', position: 3 });
+        theSim().state.ptz.presetsOf(1).set(9, { name: 'gate', position: 11 });
+        await w.expectOutput(PTZ, { payload: { preset: 'gate' } });
+        assert.deepEqual(targets(), ['POST /PtzGetPresets/1', 'POST /PtzGotoPreset/1']);
+        assert.equal(presetBody(requests('/PtzGotoPreset/1')[0], 'presetInfo'), 'id=9');
+        assert.equal(theSim().state.ptz.position, 11);
+        const missing = await w.expectCaught(PTZ, { payload: { preset: 'yard' } });
+        assert.equal((msgError(missing) as { code: string; deviceCode: number }).code, 'EDEVICE');
+        assert.equal((msgError(missing) as { code: string; deviceCode: number }).deviceCode, 20);
+      });
+
+      it('{ tour } alone starts that cruise; stopTour stops it', async function () {
+        const w = await deploy(ptzDef({ action: 'ZoomIn' }));
+        assert.deepEqual((await w.expectOutput(PTZ, { payload: { tour: 2 } })).payload, { action: 'startTour', ok: true });
+        assert.equal(theSim().state.ptz.runningCruise.get(1), 2);
+        assert.deepEqual((await w.expectOutput(PTZ, { payload: { action: 'stopTour' } })).payload, { action: 'stopTour', ok: true });
+        assert.equal(theSim().state.ptz.runningCruise.get(1), undefined);
+        assert.deepEqual(targets(), ['POST /PtzRunCruise/1', 'POST /PtzStopCruise/1']);
+        assert.equal(presetBody(requests('/PtzRunCruise/1')[0], 'cruiseInfo'), 'id=2');
+        assert.equal(requests('/PtzStopCruise/1')[0]?.body, '');
+      });
+
+      it('savePreset by name, listPresets gives [{ id, name }], removePreset, listTours', async function () {
+        const w = await deploy(ptzDef({ action: 'savePreset' }));
+        await w.expectOutput(PTZ, { payload: { preset: 'door' } });
+        await w.expectOutput(PTZ, { payload: { preset: 'gate <1>' } });
+        const req = requests('/PtzAddPreset/1')[1];
+        assert.ok(req);
+        assert.match(req.body, /<presetInfo version="1\.0" xmlns="http:\/\/www\.ipc\.com\/ver10"><name type="string"><!\[CDATA\[gate <1>\]\]><\/name><\/presetInfo>$/);
+        const list = await w.expectOutput(PTZ, { payload: { action: 'listPresets' } });
+        assert.deepEqual(list.payload, [
+          { id: 1, name: 'door' },
+          { id: 2, name: 'gate <1>' },
+        ]);
+        assertGreen(w, PTZ, 'green', '2 presets');
+        await w.expectOutput(PTZ, { payload: { action: 'removePreset', preset: 1 } });
+        assert.deepEqual((await w.expectOutput(PTZ, { payload: { action: 'listPresets' } })).payload, [{ id: 2, name: 'gate <1>' }]);
+        assert.deepEqual((await w.expectOutput(PTZ, { payload: { action: 'listTours' } })).payload, [
+          { id: 1, name: 'Patrol' },
+          { id: 2, name: 'Perimeter' },
+        ]);
+      });
+
+      it('going to a preset takes over a timed move: its Stop is dropped, close sends nothing', async function () {
+        const w = await deploy(ptzDef({ action: 'Left', duration: '400' }));
+        theSim().state.ptz.presetsOf(1).set(1, { name: 'a', position: 1 });
+        await w.expectOutput(PTZ, { payload: 'Left' });
+        await w.expectOutput(PTZ, { payload: { preset: 1 } });
+        await sleep(600);
+        await helper.unload();
+        assert.equal(stops(1).length, 0, 'a Stop followed the preset');
+      });
+
+      describe('bad input is EINPUT and sends nothing', function () {
+        const cases: Array<{ what: string; settings?: Record<string, unknown>; payload?: unknown; message: RegExp }> = [
+          { what: 'preset and tour without an action', payload: { preset: 1, tour: 1 }, message: /both preset and tour/ },
+          { what: 'preset id 0', payload: { preset: 0 }, message: /preset/i },
+          { what: 'preset id 361', payload: { preset: 361 }, message: /preset/i },
+          { what: 'preset name of 11 characters', payload: { preset: 'abcdefghijk' }, message: /preset/i },
+          { what: 'preset name with a line break', payload: { preset: 'a\nb' }, message: /preset/i },
+          { what: 'savePreset by number', settings: { action: 'savePreset' }, payload: { preset: 3 }, message: /by name/ },
+          { what: 'savePreset as home', payload: { action: 'savePreset', preset: 'x', home: true }, message: /home/ },
+          { what: 'tour 0', payload: { tour: 0 }, message: /tour/i },
+          { what: 'tour 256', payload: { action: 'startTour', tour: 256 }, message: /tour/i },
+          { what: 'removeAllPresets (CGI only)', payload: { action: 'removeAllPresets' }, message: /unknown ptz action/i },
+          { what: 'channel 0 with a preset', payload: { preset: 1, channel: 0 }, message: /channel/i },
+        ];
+        for (const c of cases) {
+          it(c.what, async function () {
+            const w = await deploy(ptzDef(c.settings));
+            const msg = await w.expectCaught(PTZ, { payload: c.payload });
+            assertInputError(w, PTZ, msg, c.message);
+            assert.equal(theSim().state.requestCount, 0, 'a request was sent');
+          });
+        }
+      });
+    });
+
     describe('bad input reaches the Catch node as EINPUT and sends nothing', function () {
       const cases: Array<{ what: string; settings?: Record<string, unknown>; payload?: unknown; message: RegExp }> = [
         { what: 'unknown action (short form)', payload: 'Spin', message: /unknown ptz action/i },
@@ -351,6 +458,20 @@ describe('ipcam-ptz and ipcam-relay nodes', function () {
       ]);
       assert.equal(theSim().state.ptz.home, 0);
       assertGreen(w, PTZ);
+    });
+
+    it('{ preset } alone goes to that preset and { tour } alone starts that tour, whatever move the Action names', async function () {
+      const w = await deploy(ptzDef({ api: 'cgi', action: 'left' }));
+      theSim().state.ptz.presets.set('#3', 5);
+      assert.deepEqual((await w.expectOutput(PTZ, { payload: { preset: 3 } })).payload, { action: 'gotoPreset', ok: true });
+      assert.deepEqual((await w.expectOutput(PTZ, { payload: { tour: 2 } })).payload, { action: 'startTour', ok: true });
+      assert.deepEqual(targets(), [`GET ${PTZSET}?gotoserverpresetno=3`, `GET ${PTZSET}?runservertourno=2`]);
+      assert.equal(theSim().state.ptz.position, 5);
+      const both = await w.expectCaught(PTZ, { payload: { preset: 3, tour: 2 } });
+      assertInputError(w, PTZ, both, /both preset and tour/);
+      const list = await w.expectCaught(PTZ, { payload: { action: 'listPresets' } });
+      assertInputError(w, PTZ, list, /XML interface/);
+      assert.equal(requests().length, 2);
     });
 
     it('start and stop a tour', async function () {

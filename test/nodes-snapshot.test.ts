@@ -201,6 +201,32 @@ describe('ipcam-snapshot node', function () {
       assert.equal(accepted().length, 1);
     });
 
+    it('takes source xml from GetSnapshot on the channel of the settings (GET), none when blank', async function () {
+      const w = await deploy({ snapshot: { source: 'xml', channel: '3' } });
+      const msg = await w.expectOutput(SNAP, {});
+      assert.deepEqual(jpegOf(msg), SNAPSHOT_JPEG);
+      assert.equal(msg['contentType'], 'image/jpeg');
+      assert.deepEqual(accepted().map((r) => `${r.method} ${r.path}${r.rawQuery === '' ? '' : '?' + r.rawQuery}`), ['GET /GetSnapshot/3']);
+      // msg.payload.channel overrides it; a jpg override ignores the xml channel of the settings.
+      await w.expectOutput(SNAP, { payload: { channel: 2 } });
+      await w.expectOutput(SNAP, { payload: { source: 'jpg' } });
+      assert.deepEqual(accepted().map((r) => r.path), ['/GetSnapshot/3', '/GetSnapshot/2', '/jpg/image.jpg']);
+      assertGreen(w);
+      await helper.unload();
+      await theSim().close();
+      const blank = await deploy({ snapshot: { source: 'xml', channel: '' } });
+      await blank.expectOutput(SNAP, {});
+      assert.deepEqual(accepted().map((r) => r.path), ['/GetSnapshot']);
+    });
+
+    it('source xml: a channel the device has not is EDEVICE 12 from its error document', async function () {
+      const w = await deploy({ snapshot: { source: 'xml', channel: '9' } });
+      const msg = await w.expectCaught(SNAP, {});
+      assert.ok(isRecord(msg['_error']));
+      assert.equal(msg['_error']['code'], 'EDEVICE');
+      assert.equal(msg['_error']['deviceCode'], 12);
+    });
+
     it('lets msg.payload { source, params } override the settings for that message only', async function () {
       const w = await deploy({ snapshot: { source: 'jpg' } });
       const msg = await w.expectOutput(SNAP, { payload: { source: 'cgi', params: { resolution: '640x480', compression: 30, text: true } } });
@@ -363,6 +389,11 @@ describe('ipcam-snapshot node', function () {
       { what: 'unknown source in msg.payload', payload: { source: 'ftp' }, message: /source "ftp"/i },
       { what: 'params that are not an object', payload: { source: 'cgi', params: 'a=b' }, message: /params/i },
       { what: 'a param value that is an object', payload: { source: 'cgi', params: { a: { b: 1 } } }, message: /param "a"/i },
+      { what: 'xml channel 0', snapshot: { source: 'xml', channel: '0' }, message: /channel/i },
+      { what: 'xml channel 257 in msg.payload', snapshot: { source: 'xml' }, payload: { channel: 257 }, message: /channel/i },
+      { what: "xml channel '1e2'", snapshot: { source: 'xml', channel: '1e2' }, message: /channel/i },
+      { what: 'params with the xml source', payload: { source: 'xml', params: { a: 1 } }, message: /no params/i },
+      { what: 'a channel with the jpg source', payload: { channel: 2 }, message: /channel is for the xml source/i },
       { what: 'no device configured', snapshot: { device: '' }, message: /no device/i },
       { what: 'a device id that does not exist', snapshot: { device: 'gone' }, message: /no device/i },
     ];

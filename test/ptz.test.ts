@@ -6,6 +6,8 @@ import { DeviceClient } from '../lib/transport/client';
 import { parseXml } from '../lib/xml/codec';
 import { getPtzCaps, ptzControl, speedRange, type PtzAction } from '../lib/xml/ptz';
 import { PtzMover, type PtzMove } from '../lib/xml/ptz-mover';
+import { addPresetRequest, checkXmlPreset, cruisesRequest, deletePresetRequest, gotoPresetRequest, parsePtzList, presetsRequest, runCruiseRequest, stopCruiseRequest } from '../lib/xml/ptz-presets';
+import { IpcamError } from '../lib/errors';
 import { SIM_PASSWORD, SIM_USER, waitFor, expectRejection } from './helpers';
 
 /** Written out from the spec (xml-api 4.6), not imported, so that a change in lib shows. */
@@ -687,5 +689,47 @@ describe('PTZ (lib) against the simulator', function () {
         });
       }
     });
+  });
+});
+
+describe('XML PTZ presets and cruises (lib): requests and lists', function () {
+  const DECL = '<?xml version="1.0" encoding="UTF-8"?>\n';
+
+  it('each request as the field notes write it, the channel in the path', function () {
+    assert.deepEqual(gotoPresetRequest(2, 5), { path: '/PtzGotoPreset/2', xml: `${DECL}<presetInfo version="1.0" xmlns="${NS}"><id>5</id></presetInfo>` });
+    assert.deepEqual(deletePresetRequest(1, 360), { path: '/PtzDeletePreset/1', xml: `${DECL}<presetInfo version="1.0" xmlns="${NS}"><id>360</id></presetInfo>` });
+    assert.deepEqual(addPresetRequest(1, 'gate'), { path: '/PtzAddPreset/1', xml: `${DECL}<presetInfo version="1.0" xmlns="${NS}"><name type="string"><![CDATA[gate]]></name></presetInfo>` });
+    assert.deepEqual(runCruiseRequest(3, 1), { path: '/PtzRunCruise/3', xml: `${DECL}<cruiseInfo version="1.0" xmlns="${NS}"><id>1</id></cruiseInfo>` });
+    assert.deepEqual(stopCruiseRequest(1), { path: '/PtzStopCruise/1' });
+    assert.deepEqual(presetsRequest(4), { path: '/PtzGetPresets/4' });
+    assert.deepEqual(cruisesRequest(1), { path: '/PtzGetCruises/1' });
+  });
+
+  it('out-of-range ids, long names and bad channels are EINPUT', function () {
+    const einput = (run: () => unknown): void => assert.throws(run, (err: unknown) => err instanceof IpcamError && err.code === 'EINPUT');
+    einput(() => gotoPresetRequest(1, 0));
+    einput(() => gotoPresetRequest(1, 361));
+    einput(() => gotoPresetRequest(0, 1));
+    einput(() => addPresetRequest(1, 'abcdefghijk'));
+    einput(() => addPresetRequest(1, 'a\u0000'));
+    einput(() => runCruiseRequest(1, 256));
+    einput(() => checkXmlPreset(1.5));
+    einput(() => checkXmlPreset({}));
+    assert.equal(checkXmlPreset(' 7 '), 7);
+    assert.equal(checkXmlPreset('gate'), 'gate');
+  });
+
+  it('lists: id as an attribute (CDATA names), or id and name elements; items without an id skipped', function () {
+    const notes = parseXml(
+      `<config version="1.0" xmlns="${NS}"><presetInfo type="list" maxCount="360"><itemType type="string" maxLen="10"/>` +
+        '<item id="1"><![CDATA[gate]]></item><item id="12">\n  <![CDATA[ door ]]>\n</item><item><![CDATA[lost]]></item></presetInfo></config>',
+    );
+    assert.deepEqual(parsePtzList(notes, 'presetInfo'), [
+      { id: 1, name: 'gate' },
+      { id: 12, name: ' door ' },
+    ]);
+    const elements = parseXml(`<cruiseInfo type="list"><item><id>2</id><name><![CDATA[Patrol]]></name></item></cruiseInfo>`);
+    assert.deepEqual(parsePtzList(elements, 'cruiseInfo'), [{ id: 2, name: 'Patrol' }]);
+    assert.throws(() => parsePtzList(notes, 'cruiseInfo'), (err: unknown) => err instanceof IpcamError && err.code === 'EPARSE');
   });
 });

@@ -83,6 +83,9 @@ export function checkCgiPtz(input: unknown): CgiPtzCommand {
     case 'startTour':
     case 'stopTour':
       return withStream({ action, tour: checkTour(fields['tour']) });
+    case 'listPresets':
+    case 'listTours':
+      throw inputError(`${action} needs the XML interface: the CGI interface cannot list presets or tours`);
     default:
       throw inputError(`Unknown PTZ action ${echo(fields['action'])}: use ${CGI_PTZ_ACTIONS.join(', ')}`);
   }

@@ -2,13 +2,22 @@ import { IpcamError, inputError } from '../errors';
 import { echo } from '../echo';
 import { checkText } from '../params';
 import type { DeviceClient } from '../transport/client';
+import { channelPath } from '../xml/channel';
+import { parseXml } from '../xml/codec';
+import { failureOf } from '../xml/device-errors';
 import { buildCgiPath, type CgiValue } from './codec';
 
-export type SnapshotSource = 'jpg' | 'cgi';
+export const SNAPSHOT_SOURCES = ['jpg', 'cgi', 'xml'] as const;
+export type SnapshotSource = (typeof SNAPSHOT_SOURCES)[number];
 
 export interface SnapshotRequest {
-  /** `jpg`: `/jpg/image.jpg`, the default image; `cgi`: `/cgi-bin/admin/image` with `params`. */
+  /**
+   * `jpg`: `/jpg/image.jpg`, the default image; `cgi`: `/cgi-bin/admin/image` with `params`;
+   * `xml`: `GetSnapshot[/channel]` of the XML interface (XML-only cameras, recorder channels).
+   */
   source?: SnapshotSource;
+  /** `xml` only: the channel (1-256); none leaves the device's default. */
+  channel?: unknown;
   /** Query parameters (product-dependent, e.g. `{ resolution: '640x480' }`); sent encoded. */
   params?: Record<string, CgiValue>;
   signal?: AbortSignal;
@@ -22,6 +31,7 @@ export interface Snapshot {
 const SOURCE_PATHS: Record<SnapshotSource, string> = {
   jpg: '/jpg/image.jpg',
   cgi: '/cgi-bin/admin/image',
+  xml: '/GetSnapshot',
 };
 
 /** Bounds of the product-dependent snapshot parameters (the spec gives none). */
@@ -31,7 +41,13 @@ export const SNAPSHOT_VALUE_MAX = 256;
 
 export function checkSnapshotRequest(req: SnapshotRequest): { path: string } {
   const source = req.source ?? 'jpg';
-  if (typeof source !== 'string' || !Object.hasOwn(SOURCE_PATHS, source)) throw inputError(`Unknown snapshot source ${echo(source)}: use jpg or cgi`);
+  if (typeof source !== 'string' || !Object.hasOwn(SOURCE_PATHS, source)) throw inputError(`Unknown snapshot source ${echo(source)}: use ${SNAPSHOT_SOURCES.join(', ')}`);
+  const channelGiven = req.channel !== undefined && req.channel !== null && req.channel !== '';
+  if (source === 'xml') {
+    if (req.params !== undefined && req.params !== null && (typeof req.params !== 'object' || Object.keys(req.params).length > 0)) throw inputError('GetSnapshot (source xml) takes no params: use channel');
+    return { path: channelPath(SOURCE_PATHS.xml, req.channel) };
+  }
+  if (channelGiven) throw inputError(`A snapshot channel is for the xml source (GetSnapshot), not ${source}`);
   const params = req.params ?? {};
   if (typeof params !== 'object' || params === null || Array.isArray(params) || Buffer.isBuffer(params)) throw inputError('Snapshot params must be an object of names and values');
   const entries = Object.entries(params);
@@ -61,8 +77,17 @@ function answerKind(contentType: string): string {
 /** Fetches one JPEG. An answer that is not an image is `EPARSE`, whatever its status. */
 export async function takeSnapshot(client: DeviceClient, req: SnapshotRequest = {}): Promise<Snapshot> {
   const { path } = checkSnapshotRequest(req);
-  const res = await client.request({ path, signal: req.signal });
+  const xmlSource = req.source === 'xml';
+  // GetSnapshot answers a failure document (with 200 or 400) where it has no picture to give.
+  const res = await client.request({ path, signal: req.signal, ...(xmlSource && { allowHttpError: true }) });
   const isJpeg = res.body.length > 2 && res.body[0] === 0xff && res.body[1] === 0xd8;
+  if (xmlSource && !isJpeg) {
+    if (/^\s*(\uFEFF)?</.test(res.body.subarray(0, 64).toString('utf8'))) {
+      const failure = failureOf(parseXml(res.body), { status: res.status, secrets: client.secrets });
+      if (failure) throw failure;
+    }
+    if (res.status < 200 || res.status >= 300) throw new IpcamError('EHTTP', `The device answered HTTP ${res.status} to ${path}`, { status: res.status });
+  }
   if (!isJpeg && !res.contentType.toLowerCase().startsWith('image/')) {
     throw new IpcamError('EPARSE', `The device did not answer ${path.split('?')[0]} with an image (it sent ${answerKind(res.contentType)})`);
   }

@@ -1,4 +1,134 @@
-/** Operations of this spec section (to be filled in). */
-import type { Operation } from './types';
+/**
+ * XML interface, spec 4.7 "other operations" and the field notes: device information, alarm
+ * status, PTZ capabilities, the HTTP post configuration and the password. Requests and parsers
+ * that other parts of the library use too live in lib/xml and serve both from there.
+ */
+import { IpcamError } from '../errors';
+import { int, optional, shape, text, withDefault } from '../params';
+import { buildDocument, xml } from '../xml/codec';
+import { ALARM_STATUS_PATH, parseAlarmStatus } from '../xml/alarm-status';
+import { channelPath, MAX_CHANNEL } from '../xml/channel';
+import { DEVICE_INFO_PATH, parseDeviceInfo } from '../xml/device';
+import { explainHttpPostFailure, GET_HTTP_POST_PATH, HTTP_POST_PARAMS, httpPostDocument, parseHttpPostConfig, SET_HTTP_POST_PATH, type HttpPostParams } from '../xml/http-post';
+import { parsePtzCaps, ptzCapsPath } from '../xml/ptz';
+import { defineOp, type OpRequest, type Operation } from './types';
 
-export const DEVICE_OPERATIONS: readonly Operation[] = [];
+export const CHANNEL = { min: 1, max: MAX_CHANNEL } as const;
+/** Longest password and user name sent (the spec gives none; device pages allow 16 and 32). */
+export const PASSWORD_MAX = 64;
+export const USER_NAME_MAX = 32;
+export const MODIFY_PASSWORD_PATH = '/ModifyPassword';
+
+export const getDeviceInfo = defineOp({
+  name: 'getDeviceInfo',
+  api: 'xml',
+  access: 'view',
+  destructive: false,
+  summary: 'Reads who the device is: name, model, firmware, MAC, serial number and every other field it sends',
+  params: shape({}),
+  request: () => ({ method: 'GET', path: DEVICE_INFO_PATH }),
+  parse(root) {
+    const { fields, ...named } = parseDeviceInfo(root);
+    return { payload: { ...fields, ...named } };
+  },
+});
+
+export const getAlarmStatus = defineOp({
+  name: 'getAlarmStatus',
+  api: 'xml',
+  access: 'view',
+  destructive: false,
+  summary: 'Reads the current alarm states (motion, sensor inputs, vehicle, ...), one entry per alarm',
+  params: shape({ channel: optional(int(CHANNEL)) }),
+  request: (p) => ({ path: channelPath(ALARM_STATUS_PATH, p.channel) }),
+  parse: (root) => ({ payload: parseAlarmStatus(root) }),
+});
+
+export const getPtzCaps = defineOp({
+  name: 'getPtzCaps',
+  api: 'xml',
+  access: 'view',
+  destructive: false,
+  summary: 'Reads the PTZ capabilities of a channel: speed range, preset and cruise counts',
+  params: shape({ channel: withDefault(int(CHANNEL), 1) }),
+  request: (p) => ({ path: ptzCapsPath(p.channel) }),
+  parse: (root) => ({ payload: parsePtzCaps(root) }),
+});
+
+export const getHttpPostConfig = defineOp({
+  name: 'getHttpPostConfig',
+  api: 'xml',
+  access: 'admin',
+  destructive: false,
+  summary: 'Reads where the device posts its events (server, port, path, keep-alive, on/off)',
+  params: shape({}),
+  request: () => ({ path: GET_HTTP_POST_PATH }),
+  parse: (root) => ({ payload: parseHttpPostConfig(root) }),
+});
+
+/** The SetHttpPostConfig request of checked parameters. */
+export function setHttpPostRequest(p: HttpPostParams): OpRequest {
+  return { path: SET_HTTP_POST_PATH, xml: httpPostDocument(p) };
+}
+
+export const setHttpPostConfig = defineOp({
+  name: 'setHttpPostConfig',
+  api: 'xml',
+  access: 'admin',
+  destructive: false,
+  summary: 'Points the device\'s event posts at a server (cameras; recorders set this in their web page)',
+  params: HTTP_POST_PARAMS,
+  async run(ctx, p) {
+    try {
+      await ctx.xml(setHttpPostRequest(p));
+    } catch (err) {
+      throw explainHttpPostFailure(err);
+    }
+    return { payload: { enabled: p.enabled, server: p.server, port: p.port, path: p.path, keepalive: p.keepalive } };
+  },
+});
+
+const MODIFY_PASSWORD_PARAMS = shape({
+  newPassword: text({ max: PASSWORD_MAX, xml: true, secret: true }),
+  user: optional(text({ max: USER_NAME_MAX, xml: true })),
+});
+
+/**
+ * The ModifyPassword request (POST only, field notes). The spec shows no document: the user
+ * (when given) and the new password go as strings, in CDATA.
+ */
+export function modifyPasswordRequest(p: { newPassword: string; user?: string | undefined }): OpRequest {
+  const fields = [...(p.user !== undefined ? [xml.str('userName', p.user)] : []), xml.str('newPassword', p.newPassword)];
+  return { method: 'POST', path: MODIFY_PASSWORD_PATH, xml: buildDocument('1.0', fields) };
+}
+
+/** The error with every copy of `secret` in its texts hidden: a device may echo what it got. */
+function hiding(err: unknown, secret: string): unknown {
+  if (!(err instanceof IpcamError)) return err;
+  const hide = (t: string): string => t.split(secret).join('(hidden)');
+  if (!err.message.includes(secret) && !(err.deviceDesc ?? '').includes(secret)) return err;
+  return new IpcamError(err.code, hide(err.message), {
+    ...(err.status !== undefined && { status: err.status }),
+    ...(err.deviceCode !== undefined && { deviceCode: err.deviceCode }),
+    ...(err.deviceDesc !== undefined && { deviceDesc: hide(err.deviceDesc) }),
+  });
+}
+
+export const modifyPassword = defineOp({
+  name: 'modifyPassword',
+  api: 'xml',
+  access: 'admin',
+  destructive: true,
+  summary: 'Changes the account password (then update the password of the ipcam-device node)',
+  params: MODIFY_PASSWORD_PARAMS,
+  async run(ctx, p) {
+    try {
+      await ctx.xml(modifyPasswordRequest(p));
+    } catch (err) {
+      throw hiding(err, p.newPassword);
+    }
+    return { payload: { ok: true } };
+  },
+});
+
+export const DEVICE_OPERATIONS: readonly Operation[] = [getDeviceInfo, getAlarmStatus, getPtzCaps, getHttpPostConfig, setHttpPostConfig, modifyPassword];

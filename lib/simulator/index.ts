@@ -9,7 +9,7 @@ import { EventPoster, httpPostRoute, type PostEventOptions, type PostingRun, typ
 import { answerAsHttp10, sendText } from './respond';
 import { ServerAuth, type SimulatorAuth } from './server-auth';
 import { initialState, MAX_RECORDED, type AnswerStyle, type Fault, type RecordedRequest, type SimulatorState } from './state';
-import { deviceInfoRoute } from './xml-routes';
+import { xmlDeviceRoutes } from './xml-routes';
 import { plateRoutes } from './plate-routes';
 
 export type { AnswerStyle, Fault, RecordedRequest, SimulatorState, SimulatedDeviceInfo } from './state';
@@ -63,7 +63,8 @@ export interface Simulator {
 
 /** Order matters: the control API answers before authentication, device routes after it. */
 const DEVICE_ROUTES: Route[] = [
-  deviceInfoRoute,
+  xmlDeviceRoutes,
+  (ctx) => ctx.state.alarms.route(ctx),
   plateRoutes,
   httpPostRoute,
   (ctx) => ctx.state.ptz.route(ctx),
@@ -81,11 +82,11 @@ const DEVICE_ROUTES: Route[] = [
 
 export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
   const state = initialState();
+  Object.assign(state.account, { username: options.username ?? 'admin', password: options.password ?? 'admin' });
   Object.assign(state.answer, options.answer);
   const auth = new ServerAuth({
     mode: options.auth ?? 'any',
-    username: options.username ?? 'admin',
-    password: options.password ?? 'admin',
+    account: state.account,
     realm: options.realm ?? 'ipcam-simulator',
     algorithms: options.digestAlgorithms ?? ['SHA-256', 'MD5'],
     nonceTtl: options.nonceTtl ?? 5 * 60_000,

@@ -1,8 +1,10 @@
-import { buildDocument, child, xml } from '../xml/codec';
+import { buildDocument, child, xml, type XmlNode } from '../xml/codec';
+import { XML_CRUISE_ID, XML_PRESET_ID, XML_PRESET_NAME_MAX } from '../xml/ptz-presets';
 import type { Route, SimContext } from './context';
 import { sendText, sendXml, sendXmlStatus, sendXmlSuccess, xmlBody } from './respond';
 
 const ACTIONS = ['Up', 'Down', 'Left', 'Right', 'LeftUp', 'LeftDown', 'RightUp', 'RightDown', 'ZoomIn', 'ZoomOut', 'Near', 'Far', 'IrisOpen', 'IrisClose', 'Stop'];
+const XML_PRESET_OPERATIONS = ['PtzGotoPreset', 'PtzAddPreset', 'PtzDeletePreset', 'PtzGetPresets', 'PtzGetCruises', 'PtzRunCruise', 'PtzStopCruise'];
 const MOVES = ['home', 'up', 'down', 'left', 'right', 'upleft', 'upright', 'downleft', 'downright', 'repeat', 'stop', 'reset'];
 
 export interface PtzCommand {
@@ -33,6 +35,14 @@ export class SimulatedPtz {
   readonly tours = new Set<number>();
   home: number | undefined;
   position = 0;
+  /** PtzGetCaps `presetMaxCount`: XML presets per channel. */
+  presetMaxCount = 255;
+  /** XML presets by channel, then id: name and the position counter saved. */
+  readonly xmlPresets = new Map<number, Map<number, { name: string; position: number }>>();
+  /** XML cruises (tours) by channel: each has an id and a name; the device ships two. */
+  readonly cruises = new Map<number, Array<{ id: number; name: string }>>();
+  /** The cruise running on each channel. */
+  readonly runningCruise = new Map<number, number>();
   readonly log: PtzCommand[] = [];
 
   channel(n: number): ChannelState {
@@ -45,6 +55,7 @@ export class SimulatedPtz {
     const [, operation, ...rest] = ctx.path.split('/');
     if (operation === 'PtzGetCaps') return this.caps(ctx, rest);
     if (operation === 'PtzControl') return this.control(ctx, rest);
+    if (operation !== undefined && XML_PRESET_OPERATIONS.includes(operation)) return this.xmlPreset(ctx, operation, rest);
     if (ctx.path === '/cgi-bin/operator/ptzset') return this.ptzset(ctx);
     if (ctx.path === '/cgi-bin/operator/ptzconfig') return this.ptzconfig(ctx);
     return false;
@@ -61,7 +72,22 @@ export class SimulatedPtz {
 
   private caps(ctx: SimContext, rest: string[]): true {
     if (this.channelOf(ctx, rest[0]) === undefined) return true;
-    sendXml(ctx.res, 200, buildDocument('1.0', [xml.el('caps', [xml.uint('controlMinSpeed', this.speedRange.min), xml.uint('controlMaxSpeed', this.speedRange.max)])]));
+    sendXml(
+      ctx.res,
+      200,
+      buildDocument('1.0', [
+        xml.el('caps', [
+          xml.uint('controlMinSpeed', this.speedRange.min),
+          xml.uint('controlMaxSpeed', this.speedRange.max),
+          xml.uint('presetMaxCount', this.presetMaxCount),
+          xml.uint('cruiseMaxCount', 8),
+          xml.uint('cruisePresetMinSpeed', 1),
+          xml.uint('cruisePresetMaxSpeed', 8),
+          xml.uint('cruisePresetMaxHoldTime', 240),
+          xml.uint('cruisePresetMaxCount', 16),
+        ]),
+      ]),
+    );
     return true;
   }
 
@@ -77,9 +103,97 @@ export class SimulatedPtz {
     const speed = Number(child(body, 'speed')?.text);
     if (!Number.isInteger(speed) || speed < this.speedRange.min || speed > this.speedRange.max) return xmlFail(ctx, 16, 'Range Error');
     const s = this.channel(channel);
+    // Any manual command takes the camera off its cruise.
+    this.runningCruise.delete(channel);
     if (action === 'Stop') Object.assign(s, { moving: false, action: undefined, speed: undefined });
     else Object.assign(s, { moving: true, action, speed });
     this.record({ api: 'xml', channel, action, speed, time: Date.now() });
+    sendXmlSuccess(ctx.res);
+    return true;
+  }
+
+  presetsOf(channel: number): Map<number, { name: string; position: number }> {
+    let presets = this.xmlPresets.get(channel);
+    if (!presets) this.xmlPresets.set(channel, (presets = new Map()));
+    return presets;
+  }
+
+  cruisesOf(channel: number): Array<{ id: number; name: string }> {
+    let list = this.cruises.get(channel);
+    if (!list) this.cruises.set(channel, (list = [{ id: 1, name: 'Patrol' }, { id: 2, name: 'Perimeter' }]));
+    return list;
+  }
+
+  /**
+   * XML presets and cruises (field notes): `presetInfo` / `cruiseInfo` documents with an `id`
+   * or a `name`, lists with the id as an attribute; `[/channel]` on every one. Checked with the
+   * limits of lib/xml/ptz-presets.
+   */
+  private xmlPreset(ctx: SimContext, operation: string, rest: string[]): true {
+    if (rest.length > 1) return xmlFail(ctx, 1, 'Invalid Request');
+    const channel = this.channelOf(ctx, rest[0]);
+    if (channel === undefined) return true;
+    const presets = this.presetsOf(channel);
+    const cruises = this.cruisesOf(channel);
+    const list = (name: string, entries: Array<{ id: number; name: string }>, maxCount: number, maxLen?: number): true => {
+      const itemType: XmlNode = { name: 'itemType', attrs: { type: 'string', ...(maxLen !== undefined && { maxLen }) } };
+      const items = entries.map((e): XmlNode => ({ name: 'item', attrs: { id: e.id }, cdata: e.name }));
+      sendXml(ctx.res, 200, buildDocument('1.0', [{ name, attrs: { type: 'list', maxCount, count: entries.length }, children: [itemType, ...items] }]));
+      return true;
+    };
+    if (operation === 'PtzGetPresets') return list('presetInfo', [...presets].sort(([a], [b]) => a - b).map(([id, p]) => ({ id, name: p.name })), XML_PRESET_ID.max, XML_PRESET_NAME_MAX);
+    if (operation === 'PtzGetCruises') return list('cruiseInfo', cruises, 8);
+    if (operation === 'PtzStopCruise') {
+      this.runningCruise.delete(channel);
+      this.record({ api: 'xml', channel, action: 'stop cruise', time: Date.now() });
+      sendXmlSuccess(ctx.res);
+      return true;
+    }
+    if (ctx.method !== 'POST') return xmlFail(ctx, 1, 'Invalid Request');
+    const body = xmlBody(ctx.res, ctx.body);
+    if (!body) return true;
+    const idText = child(body, 'id')?.text;
+    const id = idText !== undefined && /^\d{1,9}$/.test(idText) ? Number(idText) : undefined;
+    const s = this.channel(channel);
+    switch (operation) {
+      case 'PtzAddPreset': {
+        const name = child(body, 'name')?.text;
+        if (name === undefined || name === '') return xmlFail(ctx, 15, 'Missing Parameters');
+        if ([...name].length > XML_PRESET_NAME_MAX) return xmlFail(ctx, 16, 'Range Error');
+        const limit = Math.min(this.presetMaxCount, XML_PRESET_ID.max);
+        let free = XML_PRESET_ID.min;
+        while (presets.has(free) && free <= limit) free++;
+        if (free > limit) return xmlFail(ctx, 19, 'Over Specifications');
+        presets.set(free, { name, position: this.position });
+        this.record({ api: 'xml', channel, action: `add preset ${free}`, time: Date.now() });
+        break;
+      }
+      case 'PtzGotoPreset':
+      case 'PtzDeletePreset': {
+        if (id === undefined) return xmlFail(ctx, 15, 'Missing Parameters');
+        if (id < XML_PRESET_ID.min || id > XML_PRESET_ID.max) return xmlFail(ctx, 16, 'Range Error');
+        const preset = presets.get(id);
+        if (!preset) return xmlFail(ctx, 20, 'Resources Not Exist');
+        if (operation === 'PtzDeletePreset') presets.delete(id);
+        else {
+          this.position = preset.position;
+          // The camera travels to the preset and stops there; a running cruise ends.
+          Object.assign(s, { moving: false, action: undefined, speed: undefined });
+          this.runningCruise.delete(channel);
+        }
+        this.record({ api: 'xml', channel, action: `${operation === 'PtzGotoPreset' ? 'goto' : 'delete'} preset ${id}`, time: Date.now() });
+        break;
+      }
+      case 'PtzRunCruise': {
+        if (id === undefined) return xmlFail(ctx, 15, 'Missing Parameters');
+        if (id < XML_CRUISE_ID.min || id > XML_CRUISE_ID.max) return xmlFail(ctx, 16, 'Range Error');
+        if (!cruises.some((c) => c.id === id)) return xmlFail(ctx, 20, 'Resources Not Exist');
+        this.runningCruise.set(channel, id);
+        Object.assign(s, { moving: false, action: undefined, speed: undefined });
+        this.record({ api: 'xml', channel, action: `run cruise ${id}`, time: Date.now() });
+        break;
+      }
+    }
     sendXmlSuccess(ctx.res);
     return true;
   }

@@ -6,10 +6,16 @@ import { digestAlgorithm, digestHash, digestResponse, quote, type DigestAlgorith
 /** What the simulated device accepts: `any` offers Digest (SHA-256 and MD5) and Basic. */
 export type SimulatorAuth = 'basic' | 'digest' | 'any' | 'none';
 
-export interface ServerAuthOptions {
-  mode: SimulatorAuth;
+/** The account the device accepts; ModifyPassword changes it while the simulator runs. */
+export interface SimulatedAccount {
   username: string;
   password: string;
+}
+
+export interface ServerAuthOptions {
+  mode: SimulatorAuth;
+  /** Read at every request: a changed password takes effect at once, on both interfaces. */
+  account: SimulatedAccount;
   realm: string;
   /** Digest algorithms offered, strongest first (default SHA-256 then MD5). */
   algorithms: DigestAlgorithm[];
@@ -62,7 +68,7 @@ export class ServerAuth {
 
   private verifyBasic(encoded: string): AuthVerdict {
     const decoded = Buffer.from(encoded.trim(), 'base64').toString('utf8');
-    const expected = `${this.options.username}:${this.options.password}`;
+    const expected = `${this.options.account.username}:${this.options.account.password}`;
     return safeEqual(decoded, expected) ? { ok: true, scheme: 'basic' } : { ok: false, stale: false };
   }
 
@@ -73,8 +79,8 @@ export class ServerAuth {
     const record = this.nonces.get(nonce);
     if (!algorithm || !this.options.algorithms.includes(algorithm) || !record) return { ok: false, stale: false };
     if (params['uri'] !== url || params['realm'] !== this.options.realm) return { ok: false, stale: false };
-    const username = params['userhash'] === 'true' ? this.options.username : decodeUsername(params);
-    if (params['userhash'] === 'true' && params['username'] !== digestHash(algorithm, `${this.options.username}:${this.options.realm}`)) {
+    const username = params['userhash'] === 'true' ? this.options.account.username : decodeUsername(params);
+    if (params['userhash'] === 'true' && params['username'] !== digestHash(algorithm, `${this.options.account.username}:${this.options.realm}`)) {
       return { ok: false, stale: false };
     }
     const qop = params['qop'];
@@ -83,14 +89,14 @@ export class ServerAuth {
     const expected = digestResponse({
       algorithm,
       username,
-      password: this.options.password,
+      password: this.options.account.password,
       realm: this.options.realm,
       nonce,
       method,
       uri: url,
       ...(qop === 'auth' && { qop: 'auth' as const, nc: params['nc'] ?? '', cnonce: params['cnonce'] ?? '' }),
     });
-    if (username !== this.options.username || !safeEqual(params['response'] ?? '', expected)) return { ok: false, stale: false };
+    if (username !== this.options.account.username || !safeEqual(params['response'] ?? '', expected)) return { ok: false, stale: false };
     if (Date.now() - record.issued > this.options.nonceTtl) {
       this.nonces.delete(nonce);
       return { ok: false, stale: true };

@@ -1,3 +1,4 @@
+import { SimulatedAlarms } from './alarms';
 import { SimulatedCertificates } from './certificates';
 import { SimulatedEquipment } from './equipment';
 import { SimulatedFiles } from './files';
@@ -94,6 +95,10 @@ export interface SimulatorState {
   serveTests: SimulatedServeTests;
   media: SimulatedMedia;
   records: SimulatedRecords;
+  /** The account the device accepts (ModifyPassword changes it). */
+  account: { username: string; password: string };
+  /** Alarm states of GetAlarmStatus. */
+  alarms: SimulatedAlarms;
 }
 
 export const MAX_RECORDED = 1000;
@@ -142,5 +147,7 @@ export function initialState(): SimulatorState {
     serveTests: new SimulatedServeTests(),
     media: new SimulatedMedia(),
     records: new SimulatedRecords(),
+    account: { username: 'admin', password: 'admin' },
+    alarms: new SimulatedAlarms(),
   };
 }

@@ -1,7 +1,10 @@
 import { withoutEmpty } from '../object';
 import type { DeviceClient } from '../transport/client';
-import { child, toTyped, type XmlValue } from './codec';
+import { child, toTyped, type XmlElement, type XmlValue } from './codec';
 import { xmlCall } from './call';
+
+/** GetDeviceInfo: asked with GET, no body (spec 4.7). */
+export const DEVICE_INFO_PATH = '/GetDeviceInfo';
 
 /** The `deviceInfo` block of GetDeviceInfo, typed, with the fields flows use most named. */
 export interface XmlDeviceInfo {
@@ -12,12 +15,14 @@ export interface XmlDeviceInfo {
   hardware?: string;
   mac?: string;
   sn?: string;
+  /** The device's `apiVersion` field, else the `version` of the answer's root. */
+  apiVersion?: string;
   /** Every field the device sent, typed per its `type` attributes. */
   fields: Record<string, XmlValue>;
 }
 
-export async function getDeviceInfo(client: DeviceClient, signal?: AbortSignal): Promise<XmlDeviceInfo> {
-  const root = await xmlCall(client, { path: '/GetDeviceInfo', method: 'GET', signal });
+/** Reads a GetDeviceInfo answer. */
+export function parseDeviceInfo(root: XmlElement): XmlDeviceInfo {
   const block = child(root, 'deviceInfo') ?? root;
   const typed = toTyped(block);
   const fields = typeof typed === 'object' && !Array.isArray(typed) ? typed : {};
@@ -33,6 +38,11 @@ export async function getDeviceInfo(client: DeviceClient, signal?: AbortSignal):
     hardware: text('hardwareVersion'),
     mac: text('mac'),
     sn: text('sn'),
+    apiVersion: text('apiVersion') ?? root.attrs['version'],
     fields,
   });
+}
+
+export async function getDeviceInfo(client: DeviceClient, signal?: AbortSignal): Promise<XmlDeviceInfo> {
+  return parseDeviceInfo(await xmlCall(client, { path: DEVICE_INFO_PATH, method: 'GET', signal }));
 }

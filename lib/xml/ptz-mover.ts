@@ -1,6 +1,28 @@
+import { IpcamError, inputError } from '../errors';
+import { echo } from '../echo';
 import { checkDuration, TimedMoves } from '../timed-moves';
 import type { DeviceClient } from '../transport/client';
-import { checkChannel, checkSpeed, DEFAULT_SPEED_RANGE, ptzAction, ptzControl, speedRange, type PtzAction } from './ptz';
+import { xmlCall } from './call';
+import { checkChannel, checkSpeed, DEFAULT_SPEED_RANGE, PTZ_ACTIONS, ptzAction, ptzControl, speedRange, type PtzAction } from './ptz';
+import {
+  addPresetRequest,
+  checkXmlPreset,
+  cruisesRequest,
+  deletePresetRequest,
+  gotoPresetRequest,
+  parsePtzList,
+  presetsRequest,
+  runCruiseRequest,
+  stopCruiseRequest,
+  XML_PRESET_NAME_MAX,
+  xmlCruiseId,
+  type PtzListEntry,
+  type XmlRequest,
+} from './ptz-presets';
+
+/** Preset and tour (cruise) commands of the XML interface, spelled exactly as on the CGI side. */
+export const XML_PTZ_COMMANDS = ['gotoPreset', 'savePreset', 'removePreset', 'listPresets', 'startTour', 'stopTour', 'listTours'] as const;
+export type XmlPtzCommand = (typeof XML_PTZ_COMMANDS)[number];
 
 export interface PtzMove {
   action: unknown;
@@ -8,12 +30,41 @@ export interface PtzMove {
   /** ms after which a Stop follows; 0 = until Stop. */
   duration?: unknown;
   channel?: unknown;
+  /** Preset commands: an id (1-360) or a name (at most 10 characters); savePreset takes a name. */
+  preset?: unknown;
+  /** startTour: the cruise id; stopTour needs none (the channel's cruise stops). */
+  tour?: unknown;
+  /** CGI only (savePreset as home): refused here. */
+  home?: unknown;
 }
 
-/** PtzControl (XML) with timed moves: a move with a duration is followed by exactly one Stop. */
+/** What a command gave: `{ action, ok: true }`, and the list for `listPresets` / `listTours`. */
+export interface PtzOutcome {
+  action: PtzAction | XmlPtzCommand;
+  ok: true;
+  list?: PtzListEntry[];
+}
+
+function commandOf(value: unknown): XmlPtzCommand | undefined {
+  const wanted = typeof value === 'string' && value.length <= 32 ? value.trim() : undefined;
+  return XML_PTZ_COMMANDS.find((c) => c === wanted);
+}
+
+/**
+ * PtzControl (XML) with timed moves: a move with a duration is followed by exactly one Stop.
+ * Presets and cruises: going to a preset or starting a cruise takes over the channel's motion
+ * (its pending Stop no longer applies); saving, removing, listing and stopping a cruise move nothing.
+ */
 export class PtzMover extends TimedMoves {
-  async move(request: PtzMove, signal?: AbortSignal): Promise<{ action: PtzAction; ok: true }> {
-    const action = ptzAction(request.action);
+  async move(request: PtzMove, signal?: AbortSignal): Promise<PtzOutcome> {
+    const command = commandOf(request.action);
+    if (command) return this.presetCommand(command, request, signal);
+    let action: PtzAction;
+    try {
+      action = ptzAction(request.action);
+    } catch {
+      throw inputError(`Unknown PTZ action ${echo(request.action)}: use one of ${[...PTZ_ACTIONS, ...XML_PTZ_COMMANDS].join(', ')}`);
+    }
     const channel = checkChannel(request.channel);
     const duration = checkDuration(request.duration);
     const speedInput = request.speed === undefined || request.speed === '' ? undefined : request.speed;
@@ -25,5 +76,57 @@ export class PtzMover extends TimedMoves {
     const stop = action === 'Stop' ? undefined : (via: DeviceClient): Promise<void> => ptzControl(via, 'Stop', speed, channel);
     await this.command(key, stop, duration, () => ptzControl(this.client, action, speed, channel, signal));
     return { action, ok: true };
+  }
+
+  private async presetCommand(action: XmlPtzCommand, request: PtzMove, signal?: AbortSignal): Promise<PtzOutcome> {
+    // Everything is checked before the first request.
+    const channel = checkChannel(request.channel);
+    checkDuration(request.duration);
+    if (request.home !== undefined && request.home !== false) throw inputError('home (a preset as home position) is for the CGI interface only');
+    const send = (r: XmlRequest): Promise<unknown> => xmlCall(this.client, { path: r.path, ...(r.xml !== undefined && { body: r.xml }), ...(signal && { signal }) });
+    const key = String(channel);
+    switch (action) {
+      case 'gotoPreset': {
+        const preset = checkXmlPreset(request.preset);
+        const id = typeof preset === 'number' ? preset : await this.presetId(channel, preset, signal);
+        await this.command(key, undefined, 0, () => send(gotoPresetRequest(channel, id)));
+        break;
+      }
+      case 'removePreset': {
+        const preset = checkXmlPreset(request.preset);
+        const id = typeof preset === 'number' ? preset : await this.presetId(channel, preset, signal);
+        await send(deletePresetRequest(channel, id));
+        break;
+      }
+      case 'savePreset': {
+        const preset = checkXmlPreset(request.preset);
+        if (typeof preset === 'number') throw inputError(`XML presets are saved by name (at most ${XML_PRESET_NAME_MAX} characters); the device picks the id`);
+        await send(addPresetRequest(channel, preset));
+        break;
+      }
+      case 'startTour': {
+        const tour = xmlCruiseId.parse(request.tour, 'Tour');
+        await this.command(key, undefined, 0, () => send(runCruiseRequest(channel, tour)));
+        break;
+      }
+      case 'stopTour':
+        // PtzStopCruise stops whatever cruise runs on the channel: a tour named is checked, not sent.
+        if (request.tour !== undefined && request.tour !== null && request.tour !== '') xmlCruiseId.parse(request.tour, 'Tour');
+        await send(stopCruiseRequest(channel));
+        break;
+      case 'listPresets':
+        return { action, ok: true, list: parsePtzList(await xmlCall(this.client, { path: presetsRequest(channel).path, ...(signal && { signal }) }), 'presetInfo') };
+      case 'listTours':
+        return { action, ok: true, list: parsePtzList(await xmlCall(this.client, { path: cruisesRequest(channel).path, ...(signal && { signal }) }), 'cruiseInfo') };
+    }
+    return { action, ok: true };
+  }
+
+  /** The id of the preset named `name` on `channel` (PtzGetPresets); EDEVICE when there is none. */
+  private async presetId(channel: number, name: string, signal?: AbortSignal): Promise<number> {
+    const list = parsePtzList(await xmlCall(this.client, { path: presetsRequest(channel).path, ...(signal && { signal }) }), 'presetInfo');
+    const found = list.find((p) => p.name === name);
+    if (!found) throw new IpcamError('EDEVICE', `The device has no preset named ${echo(name)} on channel ${channel}`, { deviceCode: 20 });
+    return found.id;
   }
 }

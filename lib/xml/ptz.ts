@@ -4,7 +4,7 @@ import { xmlCall } from './call';
 import { echo } from '../echo';
 import { checkWhole } from '../params';
 import { checkChannel as checkChannelId } from './channel';
-import { buildDocument, child, path, xml } from './codec';
+import { buildDocument, child, path, toTyped, xml, type XmlElement, type XmlValue } from './codec';
 
 /** The 15 actions of PtzControl. */
 export const PTZ_ACTIONS = [
@@ -52,14 +52,36 @@ export function checkSpeed(value: unknown, range: SpeedRange): number {
   return checkWhole(value, 'Speed', range.min, range.max);
 }
 
-/** PtzGetCaps: the speed range of a channel. */
-export async function getPtzCaps(client: DeviceClient, channel = 1, signal?: AbortSignal): Promise<SpeedRange> {
-  const root = await xmlCall(client, { path: `/PtzGetCaps/${checkChannel(channel)}`, signal });
+/** PtzGetCaps of a channel: the request (no body). */
+export function ptzCapsPath(channel: number): string {
+  return `/PtzGetCaps/${checkChannel(channel)}`;
+}
+
+/** What PtzGetCaps tells: the speed range, and every other field the device sends, typed. */
+export interface PtzCaps {
+  minSpeed: number;
+  maxSpeed: number;
+  presetMaxCount?: number;
+  cruiseMaxCount?: number;
+  [field: string]: XmlValue | undefined;
+}
+
+/** Reads a PtzGetCaps answer: `controlMinSpeed`/`controlMaxSpeed` as `minSpeed`/`maxSpeed`, the rest typed as sent. */
+export function parsePtzCaps(root: XmlElement): PtzCaps {
   const caps = child(root, 'caps') ?? root;
   const min = Number(path(caps, 'controlMinSpeed')?.text);
   const max = Number(path(caps, 'controlMaxSpeed')?.text);
   if (!Number.isInteger(min) || !Number.isInteger(max) || min > max) throw new IpcamError('EPARSE', 'PtzGetCaps answered no speed range');
-  return { min, max };
+  const typed = toTyped(caps);
+  const fields = typeof typed === 'object' && !Array.isArray(typed) ? typed : {};
+  const rest = Object.entries(fields).filter(([name]) => name !== 'controlMinSpeed' && name !== 'controlMaxSpeed');
+  return { minSpeed: min, maxSpeed: max, ...Object.fromEntries(rest) };
+}
+
+/** PtzGetCaps: the speed range of a channel. */
+export async function getPtzCaps(client: DeviceClient, channel = 1, signal?: AbortSignal): Promise<SpeedRange> {
+  const caps = parsePtzCaps(await xmlCall(client, { path: ptzCapsPath(channel), signal }));
+  return { min: caps.minSpeed, max: caps.maxSpeed };
 }
 
 const rangeCache = new WeakMap<DeviceClient, Map<number, Promise<SpeedRange>>>();

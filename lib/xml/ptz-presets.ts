@@ -1,0 +1,100 @@
+/**
+ * PTZ presets and cruises (tours) of the XML interface. The spec does not show them; the field
+ * notes do: `PtzGotoPreset`, `PtzDeletePreset` and `PtzAddPreset` take a `presetInfo` document,
+ * `PtzGetPresets` and `PtzGetCruises` answer lists whose items carry the id as an attribute,
+ * `PtzRunCruise` takes a `cruiseInfo` document and `PtzStopCruise` no body. All take a channel.
+ */
+import { IpcamError, inputError } from '../errors';
+import { echo } from '../echo';
+import { checkWhole, int, text } from '../params';
+import { checkChannel } from './channel';
+import { buildDocument, child, items, xml, type XmlElement } from './codec';
+
+/** Field notes: PtzGetPresets answers `maxCount="360"` (PtzGetCaps `presetMaxCount` 255 on cameras). */
+export const XML_PRESET_ID = { min: 1, max: 360 } as const;
+/** Field notes: preset names of at most 10 characters on the XML side (`itemType maxLen="10"`). */
+export const XML_PRESET_NAME_MAX = 10;
+/** Cruise ids: the notes give no bound (PtzGetCaps `cruiseMaxCount` tells the device's own). */
+export const XML_CRUISE_ID = { min: 1, max: 255 } as const;
+/** Most entries read from a preset or cruise list (above the largest `maxCount` seen). */
+export const PTZ_LIST_MAX = 1024;
+const INFO_VERSION = '1.0';
+
+export const xmlPresetId = int(XML_PRESET_ID);
+export const xmlPresetName = text({ max: XML_PRESET_NAME_MAX, xml: true });
+export const xmlCruiseId = int(XML_CRUISE_ID);
+
+/** One XML request: the path and its document, if any. */
+export interface XmlRequest {
+  path: string;
+  xml?: string;
+}
+
+/** A preset or cruise as the device lists it. */
+export interface PtzListEntry {
+  id: number;
+  name: string;
+}
+
+/** A preset as a flow names it: an id (a number or its digits) or a name. */
+export function checkXmlPreset(value: unknown): number | string {
+  if (typeof value === 'number' || (typeof value === 'string' && /^\s*\d{1,16}\s*$/.test(value))) return checkWhole(value, 'Preset id', XML_PRESET_ID.min, XML_PRESET_ID.max);
+  if (typeof value !== 'string') throw inputError(`Preset must be an id ${XML_PRESET_ID.min}-${XML_PRESET_ID.max} or a name, got ${echo(value)}`);
+  return xmlPresetName.parse(value, 'Preset name');
+}
+
+function on(operation: string, channel: number): string {
+  return `/${operation}/${checkChannel(channel)}`;
+}
+
+function idDocument(root: 'presetInfo' | 'cruiseInfo', id: number): string {
+  return buildDocument(INFO_VERSION, [xml.text('id', String(id))], root);
+}
+
+export function gotoPresetRequest(channel: number, id: number): XmlRequest {
+  return { path: on('PtzGotoPreset', channel), xml: idDocument('presetInfo', xmlPresetId.parse(id, 'Preset id')) };
+}
+
+export function deletePresetRequest(channel: number, id: number): XmlRequest {
+  return { path: on('PtzDeletePreset', channel), xml: idDocument('presetInfo', xmlPresetId.parse(id, 'Preset id')) };
+}
+
+/** Saves the current position under `name`; the device picks the id. */
+export function addPresetRequest(channel: number, name: string): XmlRequest {
+  return { path: on('PtzAddPreset', channel), xml: buildDocument(INFO_VERSION, [xml.str('name', xmlPresetName.parse(name, 'Preset name'))], 'presetInfo') };
+}
+
+export function presetsRequest(channel: number): XmlRequest {
+  return { path: on('PtzGetPresets', channel) };
+}
+
+export function cruisesRequest(channel: number): XmlRequest {
+  return { path: on('PtzGetCruises', channel) };
+}
+
+export function runCruiseRequest(channel: number, id: number): XmlRequest {
+  return { path: on('PtzRunCruise', channel), xml: idDocument('cruiseInfo', xmlCruiseId.parse(id, 'Tour')) };
+}
+
+export function stopCruiseRequest(channel: number): XmlRequest {
+  return { path: on('PtzStopCruise', channel) };
+}
+
+/**
+ * The entries of a `presetInfo` or `cruiseInfo` list: `<item id="1"><![CDATA[gate]]></item>`
+ * (field notes), or items holding `id` and `name` elements. Items without a readable id are
+ * skipped; at most `PTZ_LIST_MAX` are read.
+ */
+export function parsePtzList(root: XmlElement, listName: 'presetInfo' | 'cruiseInfo'): PtzListEntry[] {
+  const list = root.name === listName ? root : child(root, listName);
+  if (!list) throw new IpcamError('EPARSE', `The answer holds no ${listName} list`);
+  const entries: PtzListEntry[] = [];
+  for (const item of items(list).slice(0, PTZ_LIST_MAX)) {
+    const idText = item.attrs['id'] ?? child(item, 'id')?.text ?? '';
+    const id = /^\d{1,9}$/.test(idText.trim()) ? Number(idText) : undefined;
+    if (id === undefined) continue;
+    const name = (child(item, 'name')?.text ?? (item.children.length === 0 ? item.text : '')).slice(0, 256);
+    entries.push({ id, name });
+  }
+  return entries;
+}
