@@ -25,12 +25,19 @@ function storedParams(value: OperationDef['params']): Record<string, unknown> {
 
 /**
  * The stored parameters that belong to `op`, blanks left out: a field of another operation, left
- * over from before the operation setting changed, must not make every message EINPUT.
+ * over from before the operation setting changed, must not make every message EINPUT. A secret
+ * (a password parameter) is never taken from the settings, which are kept in the flow file in
+ * clear: it comes from msg.payload only.
  */
 function defaultsFor(op: Operation, stored: Record<string, unknown>): Record<string, unknown> {
   const limits = op.params.limits;
   const fields = limits.type === 'object' ? limits.fields : {};
-  return Object.fromEntries(Object.entries(stored).filter(([name, value]) => Object.hasOwn(fields, name) && !isBlank(value)));
+  return Object.fromEntries(
+    Object.entries(stored).filter(([name, value]) => {
+      const field = fields[name];
+      return field !== undefined && !(field.type === 'text' && field.secret === true) && !isBlank(value);
+    }),
+  );
 }
 
 /** A short status of a result: `12 of 40`, `8.6 kB`, `readClimate ok`. */

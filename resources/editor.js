@@ -54,9 +54,12 @@
         }
     }
 
-    /** Whether the dialog can give this parameter (a Buffer or an object comes from msg.payload). */
+    /**
+     * Whether the dialog can give this parameter: a Buffer or an object comes from msg.payload,
+     * and so does a secret (a password parameter), which a flow file must never hold.
+     */
     function editable(limits) {
-        return ["int", "oneOf", "bool", "dateTime", "idList", "text"].indexOf(limits.type) >= 0;
+        return !limits.secret && ["int", "oneOf", "bool", "dateTime", "idList", "text"].indexOf(limits.type) >= 0;
     }
 
     function hint(limits) {
@@ -87,7 +90,7 @@
             var row = $("<div class='form-row ipcam-param-row'></div>").appendTo(container);
             $("<label></label>").attr("for", "ipcam-param-" + name).text(limits.label || name).appendTo(row);
             if (!editable(limits)) {
-                $("<span class='ipcam-param-from-msg'></span>").text("from msg.payload." + name + (limits.optional ? " (optional)" : "")).appendTo(row);
+                $("<span class='ipcam-param-from-msg'></span>").text("from msg.payload." + name + (limits.secret ? " (a secret: never kept in the flow)" : "") + (limits.optional ? " (optional)" : "")).appendTo(row);
                 return;
             }
             var input;

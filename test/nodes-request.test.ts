@@ -96,6 +96,15 @@ describe('ipcam-request node', function () {
     assertNoSecret(w.texts(), SIM_PASSWORD);
   });
 
+  it('a secret parameter is never taken from the settings (kept in clear in the flow file): only from msg.payload', async function () {
+    const w = await deploy({ operation: 'testSmtp', params: { server: 'smtp.example.com', to: 'a@example.com', from: 'b@example.com', user: 'cam', password: 'in-the-flow-file' } });
+    await w.expectOutput(REQUEST, {});
+    assert.ok(!JSON.stringify(theSim().state.requests).includes('in-the-flow-file'), 'the stored secret was sent');
+    theSim().resetRequests();
+    await w.expectOutput(REQUEST, { payload: { password: 'from-the-message' } });
+    assert.ok(theSim().state.requests.some((r) => r.rawQuery.includes('from-the-message')), 'the secret of the message was not sent');
+  });
+
   describe('destructive operations', function () {
     const destructive = [...REQUEST_OPERATIONS.values()].filter((op) => op.destructive).map((op) => op.name);
 
