@@ -1,0 +1,32 @@
+/**
+ * The README's operation tables and docs/operations.md keep in step with the table in lib/ops:
+ * every operation has its row, naming each of its parameters, and its section in the docs.
+ */
+import { strict as assert } from 'node:assert';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { EDGE_RECORD_OPERATIONS, REQUEST_OPERATIONS } from '../lib/ops';
+import { PROJECT_ROOT } from './helpers';
+
+const README = readFileSync(join(PROJECT_ROOT, 'README.md'), 'utf8');
+const DOCS = readFileSync(join(PROJECT_ROOT, 'docs', 'operations.md'), 'utf8');
+
+/** The table row whose first cell names `name` (`| \`a\` / \`b\` (D) | ...`). */
+function rowOf(name: string): string | undefined {
+  return README.split('\n').find((line) => line.startsWith('| ') && (line.split('|')[1] ?? '').includes(`\`${name}\``));
+}
+
+describe('README and docs/operations.md list every operation', function () {
+  for (const [tableName, table] of [['ipcam-request', REQUEST_OPERATIONS], ['ipcam-edgerecord', EDGE_RECORD_OPERATIONS]] as const) {
+    for (const op of table.values()) {
+      it(`${tableName} ${op.name}: a README row naming its parameters${op.destructive ? ' and (D)' : ''}, and a docs section`, function () {
+        const row = rowOf(op.name);
+        assert.ok(row, `no README row for ${op.name}`);
+        const fields = op.params.limits.type === 'object' ? Object.keys(op.params.limits.fields) : [];
+        for (const field of fields) assert.match(row, new RegExp(`\\b${field}\\b`), `${op.name}: ${field} is not in its README row`);
+        assert.equal(/\(D\)/.test(row.split('|')[1] ?? ''), op.destructive, `${op.name}: (D) in the README must match the table`);
+        assert.ok(DOCS.includes(`\`${op.name}\``) || DOCS.includes(`### ${op.name}`), `${op.name} has no section in docs/operations.md`);
+      });
+    }
+  }
+});
