@@ -82,6 +82,8 @@ function prepareUserDir(simPort: number, uiPort: number): string {
         uiPort,
         flowFile: 'flows.json',
         credentialSecret: false,
+        // Files the example flows write (nightly backups) land in the throwaway user dir.
+        fileWorkingDirectory: userDir,
         telemetry: { enabled: false },
         diagnostics: { enabled: false },
         editorTheme: { tours: false },
