@@ -7,8 +7,15 @@ const path = require('node:path');
 const root = path.resolve(__dirname, '..');
 const out = path.join(root, 'dist');
 
+// `--release` (npm pack and publish, through `prepack`): no source maps. The maps would point at
+// .ts files the package does not ship; a development build keeps them for the tests' stack traces.
+const release = process.argv.includes('--release');
+
+if (release) console.log('build: release build, no source maps');
 fs.rmSync(out, { recursive: true, force: true });
-execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', root], { stdio: 'inherit' });
+const tscArgs = [require.resolve('typescript/bin/tsc'), '-p', root];
+if (release) tscArgs.push('--sourceMap', 'false');
+execFileSync(process.execPath, tscArgs, { stdio: 'inherit' });
 
 const nodesOut = path.join(out, 'nodes');
 for (const file of fs.readdirSync(path.join(root, 'nodes'))) {
