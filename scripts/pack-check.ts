@@ -1,0 +1,465 @@
+/**
+ * The package as a user gets it: `npm pack`, the tarball installed into a fresh Node-RED user dir
+ * the way the palette manager installs it (`--omit=dev --engine-strict`), Node-RED started on it,
+ * every node type registered with no error, the editor's files served (generated rules, help,
+ * icons, examples), and a flow deployed through the admin API that takes a snapshot, switches a
+ * relay and receives a plate event from the packed `ipcam-simulator` bin.
+ *
+ * A file left out of package.json `files` fails here, not on a user's machine.
+ *
+ * Usage: node dist/scripts/pack-check.js [--node-red DIR] [--expect-node-red 5.0] [--keep]
+ *   --node-red         the Node-RED to start (default: the one installed beside this project)
+ *   --expect-node-red  fail unless the started Node-RED's version starts with this
+ *   --keep             keep the work dir (tarball, user dir, logs)
+ */
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { connect, createServer as createNetServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative, resolve } from 'node:path';
+import { promisify } from 'node:util';
+
+const ROOT = resolve(__dirname, '..', '..');
+const PACKAGE = 'node-red-contrib-ipcam';
+const STEP_TIMEOUT_MS = 30_000;
+const run = promisify(execFile);
+
+interface PackageJson {
+  name: string;
+  version: string;
+  bin?: Record<string, string>;
+  'node-red'?: { version?: string; nodes?: Record<string, string> };
+}
+
+interface NodeSet {
+  id: string;
+  module: string;
+  version?: string;
+  types: string[];
+  enabled: boolean;
+  err?: unknown;
+}
+
+interface FlowNode {
+  id: string;
+  type: string;
+  [key: string]: unknown;
+}
+
+/** What the smoke flow posts back: one entry per message that reached the end of a branch. */
+interface Report {
+  kind: string;
+  value: unknown;
+}
+
+class CheckFailed extends Error {}
+
+function fail(message: string): never {
+  throw new CheckFailed(message);
+}
+
+function check(ok: unknown, message: string): void {
+  if (!ok) fail(message);
+}
+
+function args(): { nodeRed: string; expectNodeRed?: string; keep: boolean } {
+  const argv = process.argv.slice(2);
+  const value = (flag: string): string | undefined => {
+    const i = argv.indexOf(flag);
+    if (i < 0) return undefined;
+    const v = argv[i + 1];
+    if (v === undefined) fail(`${flag} needs a value`);
+    return v;
+  };
+  const nodeRed = value('--node-red') ?? dirname(require.resolve('node-red/package.json', { paths: [ROOT] }));
+  const expectNodeRed = value('--expect-node-red');
+  return { nodeRed: resolve(nodeRed), keep: argv.includes('--keep'), ...(expectNodeRed ? { expectNodeRed } : {}) };
+}
+
+function seconds(since: bigint): string {
+  return `${(Number(process.hrtime.bigint() - since) / 1e9).toFixed(1)} s`;
+}
+
+function kib(bytes: number): string {
+  return `${(bytes / 1024).toFixed(1)} KiB`;
+}
+
+/** Every file under `dir`, as paths relative to it with forward slashes. */
+function walk(dir: string, base = dir): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(dir, e.name), base) : [relative(base, join(dir, e.name)).split('\\').join('/')]));
+}
+
+async function freePort(): Promise<number> {
+  const server = createNetServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  server.close();
+  await once(server, 'close');
+  return port;
+}
+
+async function until<T>(what: string, probe: () => Promise<T | undefined>, gone?: () => string | undefined): Promise<T> {
+  const deadline = Date.now() + STEP_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    const why = gone?.();
+    if (why) fail(`${what}: ${why}`);
+    const value = await probe().catch(() => undefined);
+    if (value !== undefined) return value;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return fail(`${what}: nothing within ${STEP_TIMEOUT_MS / 1000} s`);
+}
+
+function canConnect(port: number): Promise<true | undefined> {
+  return new Promise((done) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      done(true);
+    });
+    socket.once('error', () => done(undefined));
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/** `npm pack` (its `prepack` makes the release build) into `dir`; the tarball's path. */
+async function pack(dir: string): Promise<string> {
+  await run('npm', ['pack', '--pack-destination', dir], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 });
+  const tarballs = readdirSync(dir).filter((f) => f.endsWith('.tgz'));
+  check(tarballs.length === 1, `npm pack left one tarball in ${dir} (found ${tarballs.join(', ') || 'none'})`);
+  return join(dir, tarballs[0] ?? '');
+}
+
+/** What the source says the package must hold, checked against the installed copy. */
+function checkContents(installed: string, pkg: PackageJson): void {
+  const files = new Set(walk(installed));
+  const missing = (list: string[]): string[] => list.filter((f) => !files.has(f));
+  const want: string[] = ['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md', 'resources/rules.js'];
+  for (const js of Object.values(pkg['node-red']?.nodes ?? {})) want.push(js, js.replace(/\.js$/, '.html'));
+  for (const bin of Object.values(pkg.bin ?? {})) want.push(bin.replace(/^\.\//, ''));
+  want.push(...walk(join(ROOT, 'resources')).map((f) => `resources/${f}`));
+  want.push(...walk(join(ROOT, 'examples')).map((f) => `examples/${f}`));
+  want.push(...walk(join(ROOT, 'icons')).map((f) => `dist/nodes/icons/${f}`));
+  want.push(...walk(join(ROOT, 'locales')).map((f) => `dist/nodes/locales/${f}`));
+  const absent = missing(want);
+  check(absent.length === 0, `the package lacks ${absent.join(', ')} (package.json "files"?)`);
+
+  const maps = [...files].filter((f) => f.endsWith('.map'));
+  check(maps.length === 0, `the package ships source maps without their sources: ${maps.slice(0, 5).join(', ')}...`);
+  const mapped = [...files].filter((f) => f.endsWith('.js') && readFileSync(join(installed, f), 'utf8').includes('//# sourceMappingURL='));
+  check(mapped.length === 0, `shipped .js files point at source maps: ${mapped.slice(0, 5).join(', ')}`);
+  const nodeTypes = [...files].filter((f) => f.startsWith('dist/nodes/') && f.endsWith('.d.ts'));
+  check(nodeTypes.length === 0, `the package ships .d.ts of nodes: ${nodeTypes.slice(0, 5).join(', ')}`);
+  const tests = [...files].filter((f) => /^dist\/(test|bench|scripts)\//.test(f));
+  check(tests.length === 0, `the package ships development files: ${tests.slice(0, 5).join(', ')}`);
+  console.log(`pack-check: contents: ${files.size} files; the nodes, their editors and help, resources/ (generated rules), examples, icons, LICENSE and CHANGELOG present; no source maps, no node .d.ts`);
+}
+
+/** A fresh user dir with the tarball installed as the palette manager does it. */
+async function paletteInstall(userDir: string, tarball: string): Promise<number> {
+  mkdirSync(userDir, { recursive: true });
+  writeFileSync(join(userDir, 'package.json'), JSON.stringify({ name: 'node-red-project', description: 'A Node-RED Project', version: '0.0.1', private: true }, null, 2));
+  const started = process.hrtime.bigint();
+  // The palette manager's command (@node-red/registry installer), with the tarball for the name.
+  await run('npm', ['install', '--no-audit', '--no-update-notifier', '--no-fund', '--save', '--save-prefix=~', '--omit=dev', '--engine-strict', tarball], {
+    cwd: userDir,
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  return Number(process.hrtime.bigint() - started) / 1e9;
+}
+
+/** The packed `ipcam-simulator` bin on a free port; its base URL and password. */
+async function startSimulator(userDir: string, logFile: string): Promise<{ child: ChildProcess; url: string; password: string }> {
+  const password = randomBytes(9).toString('base64url');
+  const bin = join(userDir, 'node_modules', '.bin', 'ipcam-simulator');
+  check(existsSync(bin), `the ipcam-simulator bin is installed (${bin})`);
+  const child = spawn(bin, ['--port', '0', '--host', '127.0.0.1'], { cwd: userDir, env: { ...process.env, IPCAM_SIM_PASSWORD: password }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const log = createWriteStream(logFile);
+  let out = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    out += chunk.toString('utf8');
+    log.write(chunk);
+  });
+  child.stderr?.pipe(log);
+  const url = await until(
+    'the simulator prints its URL',
+    async () => /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out)?.[1],
+    () => (child.exitCode !== null ? `it exited with ${child.exitCode}` : undefined),
+  );
+  return { child, url, password };
+}
+
+function settingsFile(userDir: string, uiPort: number): string {
+  const file = join(userDir, 'settings.js');
+  const settings = {
+    uiHost: '127.0.0.1',
+    uiPort,
+    flowFile: 'flows.json',
+    credentialSecret: randomBytes(16).toString('hex'),
+    telemetry: { enabled: false },
+    diagnostics: { enabled: false },
+    editorTheme: { tours: false },
+    logging: { console: { level: 'info', metrics: false, audit: false } },
+  };
+  writeFileSync(file, `module.exports = ${JSON.stringify(settings, null, 2)};\n`);
+  return file;
+}
+
+/** The receiving end of the smoke flow: `POST /<kind>` with a JSON body. */
+async function startCollector(): Promise<{ url: string; reports: Report[]; close(): Promise<void> }> {
+  const reports: Report[] = [];
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size <= 1024 * 1024) chunks.push(c);
+    });
+    req.on('end', () => {
+      try {
+        reports.push({ kind: (req.url ?? '/').slice(1), value: JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown });
+      } catch {
+        reports.push({ kind: (req.url ?? '/').slice(1), value: Buffer.concat(chunks).toString('utf8') });
+      }
+      res.end('ok');
+    });
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    reports,
+    close: () => new Promise<void>((done) => server.close(() => done())),
+  };
+}
+
+/** A snapshot, a relay and a plate-event branch; each ends in a POST of what it got to the collector. */
+function smokeFlow(simPort: number, eventPort: number, collector: string, password: string): FlowNode[] {
+  const z = 'pc00000000000001';
+  const report = (id: string, kind: string, next: string): FlowNode => ({
+    id,
+    type: 'function',
+    z,
+    name: `report ${kind}`,
+    func: [
+      'const p = msg.payload;',
+      'const value = Buffer.isBuffer(p) ? { bytes: p.length, head: p.subarray(0, 3).toString("hex") } : p;',
+      `const error = msg.error ? String(msg.error.message || msg.error) : undefined;`,
+      `return { payload: { value, error }, url: ${JSON.stringify(`${collector}/${kind}`)}, headers: { "content-type": "application/json" } };`,
+    ].join('\n'),
+    outputs: 1,
+    wires: [[next]],
+  });
+  const post = 'pc000000000000f0';
+  return [
+    { id: z, type: 'tab', label: 'pack-check' },
+    { id: 'pc00000000000002', type: 'ipcam-device', name: 'packed simulator', host: '127.0.0.1', port: String(simPort), protocol: 'http', auth: 'auto', tlsVerify: true, timeout: '10000', ca: '', credentials: { username: 'admin', password } },
+    { id: 'pc00000000000003', type: 'ipcam-event-server', name: 'events', port: String(eventPort), bind: '127.0.0.1', path: '/', maxBody: '', maxConnections: '', allow: '' },
+    { id: 'pc00000000000010', type: 'inject', z, name: 'snap', props: [{ p: 'payload' }], payload: '', payloadType: 'date', repeat: '', once: false, wires: [['pc00000000000011']] },
+    { id: 'pc00000000000011', type: 'ipcam-snapshot', z, name: '', device: 'pc00000000000002', source: 'jpg', channel: '', format: 'buffer', wires: [['pc00000000000012']] },
+    report('pc00000000000012', 'snapshot', post),
+    { id: 'pc00000000000020', type: 'inject', z, name: 'relay on', props: [{ p: 'payload' }], payload: 'on', payloadType: 'str', repeat: '', once: false, wires: [['pc00000000000021']] },
+    { id: 'pc00000000000021', type: 'ipcam-relay', z, name: '', device: 'pc00000000000002', output: '1', mode: 'on', pulse: '1000', sequence: '', wires: [['pc00000000000022']] },
+    report('pc00000000000022', 'relay', post),
+    { id: 'pc00000000000030', type: 'ipcam-plate-event', z, name: '', server: 'pc00000000000003', device: 'pc00000000000002', match: '', lists: [], dedup: '0', images: 'none', wires: [['pc00000000000031'], []] },
+    report('pc00000000000031', 'plate', post),
+    { id: 'pc00000000000040', type: 'catch', z, name: '', scope: null, uncaught: false, wires: [['pc00000000000041']] },
+    report('pc00000000000041', 'error', post),
+    { id: post, type: 'http request', z, name: 'to pack-check', method: 'POST', ret: 'txt', paytoqs: 'ignore', url: '', tls: '', persist: false, proxy: '', authType: '', senderr: false, headers: [], wires: [[]] },
+  ];
+}
+
+async function api(base: string, path: string, init: RequestInit = {}): Promise<Response> {
+  return fetch(`${base}${path}`, { ...init, signal: AbortSignal.timeout(STEP_TIMEOUT_MS) });
+}
+
+async function json(res: Response, what: string): Promise<unknown> {
+  check(res.ok, `${what}: HTTP ${res.status} ${await res.clone().text()}`);
+  return res.json() as Promise<unknown>;
+}
+
+async function checkRegistered(base: string, pkg: PackageJson): Promise<void> {
+  const sets = (await json(await api(base, '/nodes', { headers: { accept: 'application/json' } }), 'GET /nodes')) as NodeSet[];
+  const ours = sets.filter((s) => s.module === PACKAGE);
+  const broken = ours.filter((s) => s.err !== undefined || !s.enabled);
+  check(broken.length === 0, `node sets with an error: ${broken.map((s) => `${s.id}: ${JSON.stringify(s.err ?? 'disabled')}`).join('; ')}`);
+  const types = new Set(ours.flatMap((s) => s.types));
+  const expected = Object.keys(pkg['node-red']?.nodes ?? {});
+  const absent = expected.filter((t) => !types.has(t));
+  check(expected.length > 0 && absent.length === 0, `node types not registered: ${absent.join(', ') || '(package.json lists none)'}`);
+  const versions = new Set(ours.map((s) => s.version));
+  check(versions.size === 1 && versions.has(pkg.version), `the registered module is version ${pkg.version} (got ${[...versions].join(', ')})`);
+  console.log(`pack-check: ${expected.length} node types registered, no errors`);
+
+  // The editor side: each type's dialog and help, the files its <script src> loads, the icons, the examples.
+  const html = await (await api(base, '/nodes', { headers: { accept: 'text/html' } })).text();
+  for (const type of expected) {
+    check(html.includes(`data-template-name="${type}"`), `the editor template of ${type} is served`);
+    check(html.includes(`data-help-name="${type}"`), `the help of ${type} is served (locales/)`);
+  }
+  const scripts = [...new Set([...html.matchAll(/src="(resources\/node-red-contrib-ipcam\/[^"]+)"/g)].map((m) => m[1] ?? ''))];
+  check(scripts.includes('resources/node-red-contrib-ipcam/rules.js'), 'an editor loads the generated resources/rules.js');
+  for (const src of scripts) {
+    const res = await api(base, `/${src}`);
+    check(res.ok && (await res.text()).length > 0, `GET /${src}: HTTP ${res.status}`);
+  }
+  const icons = (await json(await api(base, '/icons'), 'GET /icons')) as Record<string, string[]>;
+  const iconsAbsent = walk(join(ROOT, 'icons')).filter((f) => !(icons[PACKAGE] ?? []).includes(f));
+  check(iconsAbsent.length === 0, `icons not served: ${iconsAbsent.join(', ')}`);
+  const examples = walk(join(ROOT, 'examples')).filter((f) => f.endsWith('.json'));
+  for (const file of examples) {
+    const name = file.replace(/\.json$/, '');
+    const res = await api(base, `/library/examples/flows/${PACKAGE}/${name}`);
+    check(res.ok, `example ${name} is offered (GET /library/examples/...: HTTP ${res.status})`);
+    check(JSON.stringify(await res.json()) === JSON.stringify(JSON.parse(readFileSync(join(ROOT, 'examples', file), 'utf8'))), `example ${name} is the one in examples/`);
+  }
+  console.log(`pack-check: editor files served: ${scripts.length} resources (${scripts.map((s) => s.split('/').pop()).join(', ')}), ${expected.length} help texts, ${iconsAbsent.length === 0 ? 'icons' : ''}, ${examples.length} examples`);
+}
+
+async function smoke(base: string, sim: { url: string; password: string }, collector: { url: string; reports: Report[] }): Promise<void> {
+  const simPort = Number(new URL(sim.url).port);
+  const eventPort = await freePort();
+  const flow = smokeFlow(simPort, eventPort, collector.url, sim.password);
+  const deployed = await api(base, '/flows', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'node-red-deployment-type': 'full' },
+    body: JSON.stringify(flow),
+  });
+  check(deployed.ok, `deploy (POST /flows): HTTP ${deployed.status} ${await deployed.text()}`);
+  await until('the event server listens', () => canConnect(eventPort));
+
+  const got = async (kind: string): Promise<Report> => {
+    const report = await until(`a ${kind} message`, async () => {
+      const error = collector.reports.find((r) => r.kind === 'error');
+      if (error) fail(`the flow caught an error: ${JSON.stringify(error.value)}`);
+      return collector.reports.find((r) => r.kind === kind);
+    });
+    return report;
+  };
+  const inject = async (id: string): Promise<void> => {
+    const res = await api(base, `/inject/${id}`, { method: 'POST' });
+    check(res.ok, `POST /inject/${id}: HTTP ${res.status}`);
+  };
+
+  await inject('pc00000000000010');
+  const snapshot = (await got('snapshot')).value as { value?: { bytes?: number; head?: string } };
+  check((snapshot.value?.bytes ?? 0) > 100 && snapshot.value?.head === 'ffd8ff', `the snapshot is a JPEG (got ${JSON.stringify(snapshot)})`);
+
+  await inject('pc00000000000020');
+  const relay = (await got('relay')).value as { value?: { output?: unknown; active?: unknown } };
+  check(relay.value?.active === true, `the relay message says active (got ${JSON.stringify(relay)})`);
+  const io = (await json(await api(sim.url, '/_sim/io'), 'GET /_sim/io')) as { outputs?: Record<string, boolean> };
+  check(io.outputs?.['1'] === true, `the simulator's relay 1 is on (got ${JSON.stringify(io.outputs)})`);
+
+  const plate = 'PACK123';
+  const posted = await api(sim.url, '/_sim/events', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ url: `http://127.0.0.1:${eventPort}/`, kind: 'plate', format: 'ipc', plate, listType: 'whiteList' }),
+  });
+  check(posted.ok, `the simulator posts a plate event: HTTP ${posted.status} ${await posted.text()}`);
+  const event = (await got('plate')).value as { value?: { plate?: unknown; listType?: unknown } };
+  check(event.value?.plate === plate, `the plate event carries ${plate} (got ${JSON.stringify(event)})`);
+  console.log(`pack-check: smoke flow: snapshot ${snapshot.value?.bytes} bytes JPEG, relay 1 switched on, plate event ${plate} (${String(event.value?.listType)})`);
+}
+
+async function stopChild(child: ChildProcess | undefined, signal: NodeJS.Signals): Promise<void> {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return;
+  const exited = once(child, 'exit');
+  child.kill(signal);
+  const forced = setTimeout(() => child.kill('SIGKILL'), 5000);
+  await exited;
+  clearTimeout(forced);
+}
+
+function tail(file: string, lines = 40): string {
+  if (!existsSync(file)) return '';
+  return readFileSync(file, 'utf8').split('\n').slice(-lines).join('\n');
+}
+
+async function main(): Promise<void> {
+  const options = args();
+  const work = mkdtempSync(join(tmpdir(), 'pack-check-'));
+  const userDir = join(work, 'user');
+  const redLog = join(work, 'node-red.log');
+  const simLog = join(work, 'simulator.log');
+  let red: ChildProcess | undefined;
+  let sim: ChildProcess | undefined;
+  let collector: Awaited<ReturnType<typeof startCollector>> | undefined;
+  let ok = false;
+  const total = process.hrtime.bigint();
+  try {
+    const redPkg = JSON.parse(readFileSync(join(options.nodeRed, 'package.json'), 'utf8')) as PackageJson;
+    check(redPkg.name === 'node-red', `${options.nodeRed} is Node-RED`);
+    console.log(`pack-check: Node ${process.version}, Node-RED ${redPkg.version} (${options.nodeRed})`);
+    if (options.expectNodeRed) check(`${redPkg.version}.`.startsWith(`${options.expectNodeRed}.`), `Node-RED ${redPkg.version} is ${options.expectNodeRed}.x`);
+
+    let t = process.hrtime.bigint();
+    const tarball = await pack(work);
+    const packed = statSync(tarball).size;
+    console.log(`pack-check: npm pack (release build) ${seconds(t)}: ${tarball.split('/').pop()} ${kib(packed)}`);
+
+    const installSeconds = await paletteInstall(userDir, tarball);
+    const installed = join(userDir, 'node_modules', PACKAGE);
+    const pkg = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as PackageJson;
+    const unpacked = walk(installed).reduce((sum, f) => sum + statSync(join(installed, f)).size, 0);
+    console.log(`pack-check: palette install (--omit=dev --engine-strict) into a fresh user dir: ${installSeconds.toFixed(1)} s; package ${kib(packed)} packed, ${kib(unpacked)} unpacked`);
+    checkContents(installed, pkg);
+
+    const simulator = await startSimulator(userDir, simLog);
+    sim = simulator.child;
+    collector = await startCollector();
+
+    t = process.hrtime.bigint();
+    const uiPort = await freePort();
+    const base = `http://127.0.0.1:${uiPort}`;
+    const settings = settingsFile(userDir, uiPort);
+    const log = createWriteStream(redLog);
+    const child = spawn(process.execPath, [join(options.nodeRed, 'red.js'), '--userDir', userDir, '--settings', settings], { cwd: userDir, stdio: ['ignore', 'pipe', 'pipe'] });
+    red = child;
+    child.stdout?.pipe(log);
+    child.stderr?.pipe(log);
+    const info = await until(
+      'Node-RED answers GET /settings',
+      async () => {
+        const res = await fetch(`${base}/settings`);
+        return res.ok ? ((await res.json()) as { version?: string }) : undefined;
+      },
+      () => (child.exitCode !== null ? `Node-RED exited with ${child.exitCode}` : undefined),
+    );
+    console.log(`pack-check: Node-RED ${String(info.version)} up in ${seconds(t)}`);
+    check(String(info.version).replace(/-git$/, '') === redPkg.version, `the running Node-RED is ${redPkg.version} (it says ${String(info.version)})`);
+
+    await checkRegistered(base, pkg);
+    await smoke(base, simulator, collector);
+
+    // Node-RED's own start-up warnings (projects, a fresh credentials file) are not ours.
+    const errors = readFileSync(redLog, 'utf8').split('\n').filter((l) => l.includes('[error]') || (l.includes('[warn]') && l.includes('ipcam')));
+    check(errors.length === 0, `Node-RED logged errors, or warnings of ours:\n${errors.join('\n')}`);
+    ok = true;
+    console.log(`pack-check: passed in ${seconds(total)}`);
+  } finally {
+    await stopChild(red, 'SIGINT');
+    await stopChild(sim, 'SIGTERM');
+    await collector?.close();
+    if (!ok) {
+      console.error(`pack-check: Node-RED log (last lines):\n${tail(redLog)}\npack-check: simulator log:\n${tail(simLog, 10)}`);
+    }
+    if (options.keep || !ok) console.error(`pack-check: work dir kept: ${work}`);
+    else rmSync(work, { recursive: true, force: true });
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(`pack-check: FAILED: ${err instanceof CheckFailed ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+  process.exit(1);
+});
