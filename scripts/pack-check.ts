@@ -148,7 +148,7 @@ function checkContents(installed: string, pkg: PackageJson): void {
   want.push(...walk(join(ROOT, 'examples')).map((f) => `examples/${f}`));
   want.push(...walk(join(ROOT, 'icons')).map((f) => `dist/nodes/icons/${f}`));
   want.push(...walk(join(ROOT, 'locales')).map((f) => `dist/nodes/locales/${f}`));
-  const absent = missing(want);
+  const absent = missing([...new Set(want)]);
   check(absent.length === 0, `the package lacks ${absent.join(', ')} (package.json "files"?)`);
 
   const maps = [...files].filter((f) => f.endsWith('.map'));

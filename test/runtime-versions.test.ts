@@ -5,13 +5,15 @@
  * on npm's PATH) or the lockfile's Node-RED instead of the one it installed fails here.
  */
 import { strict as assert } from 'node:assert';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { PROJECT_ROOT } from './helpers';
 
 interface PackageJson {
+  name?: string;
   version: string;
   engines?: { node?: string };
+  dependencies?: Record<string, string>;
   'node-red'?: { version?: string };
 }
 
@@ -35,6 +37,27 @@ function satisfies(version: string, range: string): boolean {
     if (have[i] !== want[i]) return (have[i] ?? 0) > (want[i] ?? 0);
   }
   return true;
+}
+
+/** Where Node finds package `name` from `from` (walking up the node_modules folders; `exports` may hide package.json from require). */
+function packageDir(name: string, from: string): string {
+  for (let dir = from; ; dir = dirname(dir)) {
+    const candidate = join(dir, 'node_modules', name);
+    if (existsSync(join(candidate, 'package.json'))) return candidate;
+    assert.notEqual(dirname(dir), dir, `${name} is installed (looked from ${from})`);
+  }
+}
+
+/** The installed packages `name` depends on at run time, itself excluded, found as Node finds them. */
+function runtimeDependencies(pkg: PackageJson, from: string, seen = new Map<string, PackageJson>()): Map<string, PackageJson> {
+  for (const dep of Object.keys(pkg.dependencies ?? {})) {
+    if (seen.has(dep)) continue;
+    const dir = packageDir(dep, from);
+    const found = readPackage(dir);
+    seen.set(dep, found);
+    runtimeDependencies(found, dir, seen);
+  }
+  return seen;
 }
 
 describe('runtime versions', () => {
@@ -63,6 +86,26 @@ describe('runtime versions', () => {
     const range = theirs.engines?.node;
     assert.ok(range, 'Node-RED declares engines.node');
     assert.ok(satisfies(process.version, range), `Node ${process.version} satisfies Node-RED ${theirs.version}'s engines.node ${range}`);
+  });
+
+  it('engines.node is no looser than any run-time dependency asks (the palette installs with --engine-strict)', () => {
+    const floor = /^>=\s*(\d+(?:\.\d+){0,2})$/.exec(ours.engines?.node ?? '')?.[1];
+    assert.ok(floor, `engines.node is of the form >=X.Y.Z: ${ours.engines?.node}`);
+    const lowest = `${floor}.0.0`.split('.').slice(0, 3).join('.');
+    const deps = runtimeDependencies(ours, PROJECT_ROOT);
+    assert.ok(deps.has('undici'), 'undici is a run-time dependency');
+    for (const [name, dep] of deps) {
+      const range = dep.engines?.node;
+      if (range) assert.ok(satisfies(lowest, range), `${name}@${dep.version} needs Node ${range}; engines.node allows ${lowest}`);
+    }
+  });
+
+  it("node-red.version starts at the lockfile's Node-RED, the oldest one CI runs (.ci/run)", () => {
+    const lock = JSON.parse(readFileSync(join(PROJECT_ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { version?: string }> };
+    const locked = lock.packages['node_modules/node-red']?.version;
+    assert.ok(locked, 'the lockfile has node-red');
+    const [major, minor] = parts(locked);
+    assert.equal(ours['node-red']?.version, `>=${major}.${minor}.0`);
   });
 
   it('runs the Node and Node-RED the CI leg asked for', function () {
