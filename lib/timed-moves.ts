@@ -1,3 +1,4 @@
+import { IpcamError } from './errors';
 import { checkWhole, isBlank } from './params';
 import type { DeviceClient } from './transport/client';
 
@@ -50,6 +51,9 @@ export class TimedMoves {
    * fails or is aborted on its way may still have reached the camera, and close stops it then.
    */
   protected async command<T>(key: string, stop: StopSender | undefined, duration: number, send: () => Promise<T>): Promise<T> {
+    // After close nothing moves: a move whose lookups (caps, a preset's id) were still on their
+    // way when the node closed is not sent, so no camera is left moving that close did not stop.
+    if (this.closed) throw new IpcamError('ECONN', 'The PTZ node is closing: the command was not sent');
     this.cancelPendingStop(key);
     if (stop) this.moving.set(key, stop);
     const sending = send();
@@ -60,6 +64,20 @@ export class TimedMoves {
       return result;
     } finally {
       this.inFlight.delete(sending);
+    }
+  }
+
+  /**
+   * Runs the whole of one request of a flow (lookups, then the command) as work close waits for:
+   * a move is on its way from its first request, not only from its command.
+   */
+  protected async track<T>(work: () => Promise<T>): Promise<T> {
+    const running = work();
+    this.inFlight.add(running);
+    try {
+      return await running;
+    } finally {
+      this.inFlight.delete(running);
     }
   }
 
