@@ -211,7 +211,9 @@ describe('editor (Chromium)', function () {
     await server.waitFor({ state: 'visible' });
     assert.equal(await page.locator('#node-input-operation').inputValue(), 'testSmtp');
     assert.equal(await server.inputValue(), 'smtp.example.com');
-    assert.equal(await page.locator('#ipcam-param-password').getAttribute('type'), 'password');
+    // A secret is never a dialog field (the flow file keeps settings in clear): it comes from msg.payload.
+    assert.equal(await page.locator('#ipcam-param-password').count(), 0);
+    assert.match((await page.locator('.ipcam-param-row', { hasText: 'password' }).first().textContent()) ?? '', /from msg\.payload\.password \(a secret: never kept in the flow\)/);
     const port = page.locator('#ipcam-param-port');
     assert.match((await port.getAttribute('placeholder')) ?? '', /default 25/);
     await port.fill('70000');
