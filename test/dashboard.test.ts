@@ -212,6 +212,23 @@ describe('gate console dashboard (Chromium)', function () {
     assert.equal(await auditRows().filter({ hasText: 'GATE001' }).count(), 1);
     assert.equal(await auditRows().filter({ hasText: 'button' }).count(), 1);
     assert.equal(await auditRows().count(), 3);
+
+    // Redeploying only the start inject: the view keeps its context and reads the file again, still once.
+    appendFileSync(join(running().userDir, AUDIT_FILE), `${JSON.stringify({ time: '2026-01-02T03:04:06.000Z', by: 'button', plate: '', list: '', output: 1 })}\n`);
+    const flows = (await (await fetch(`${running().url}/flows`)).json()) as Array<Record<string, unknown>>;
+    const atStart = flows.find((n) => n['type'] === 'inject' && n['name'] === 'at start' && n['z'] === flows.find((t) => t['label'] === 'ipcam: gate console')?.['id']);
+    assert.ok(atStart, 'the example reads its log at start');
+    atStart['onceDelay'] = '0.6';
+    const redeploy = await fetch(`${running().url}/flows`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'Node-RED-Deployment-Type': 'nodes' },
+      body: JSON.stringify(flows),
+    });
+    await redeploy.arrayBuffer();
+    assert.equal(redeploy.status, 204, 'flows deployed');
+    await page.waitForFunction(() => (globalThis as unknown as { document: { querySelectorAll(s: string): { length: number } } }).document.querySelectorAll('.ipcam-audit tbody tr').length === 4, undefined, { timeout: WAIT });
+    assert.equal(await auditRows().filter({ hasText: 'GATE001' }).count(), 1);
+    assert.equal(await auditRows().filter({ hasText: 'EARLIER1' }).count(), 1);
   });
 
   it('moves the camera and saves and recalls a preset from the PTZ pad', async function () {
