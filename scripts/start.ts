@@ -6,11 +6,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { startSimulator, type Simulator } from '../lib/simulator';
 
 const ROOT = resolve(__dirname, '..', '..');
 const PACKAGE = 'node-red-contrib-ipcam';
+/** Dashboard 2, a devDependency: the gate console example is built on it. */
+const DASHBOARD = '@flowfuse/node-red-dashboard';
 const DEMO_USER = 'admin';
 const DEMO_PASSWORD = 'admin';
 
@@ -68,8 +70,25 @@ export function userDirWithPackage(prefix: string): string {
   return userDir;
 }
 
+/**
+ * Links this checkout's Dashboard 2 into the user dir, as a palette install would put it there:
+ * Node-RED then loads it whichever node_modules Node-RED itself was started from.
+ */
+function linkDashboard(userDir: string): void {
+  let dir: string;
+  try {
+    dir = dirname(require.resolve(`${DASHBOARD}/package.json`, { paths: [ROOT] }));
+  } catch {
+    console.warn(`ipcam demo: ${DASHBOARD} is not installed (npm install): the gate console example will show as unknown nodes`);
+    return;
+  }
+  mkdirSync(join(userDir, 'node_modules', dirname(DASHBOARD)), { recursive: true });
+  symlinkSync(dir, join(userDir, 'node_modules', DASHBOARD), 'dir');
+}
+
 function prepareUserDir(simPort: number, uiPort: number): string {
   const userDir = userDirWithPackage('ipcam-demo-');
+  linkDashboard(userDir);
   const { flows, credentials } = demoFlows(simPort);
   writeFileSync(join(userDir, 'flows.json'), JSON.stringify(flows, null, 2));
   // credentialSecret false keeps credentials in plain text, so the demo can seed them.
@@ -157,7 +176,7 @@ async function main(): Promise<void> {
     shutdown(1);
     return;
   }
-  console.log(`\nipcam demo ready:\n  Node-RED   ${demo.url}\n  simulator  ${demo.simulator.url} (user ${DEMO_USER}, password ${DEMO_PASSWORD})\n  snapshot   ${demo.url}/snapshot\nCtrl-C stops both.\n`);
+  console.log(`\nipcam demo ready:\n  Node-RED   ${demo.url}\n  simulator  ${demo.simulator.url} (user ${DEMO_USER}, password ${DEMO_PASSWORD})\n  snapshot   ${demo.url}/snapshot\n  dashboard  ${demo.url}/dashboard/gate\nCtrl-C stops both.\n`);
 }
 
 if (require.main === module) {
