@@ -4,6 +4,7 @@
  * Ctrl-C stops both and removes the user dir.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createCipheriv, createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -86,13 +87,22 @@ function linkDashboard(userDir: string): void {
   symlinkSync(dir, join(userDir, 'node_modules', DASHBOARD), 'dir');
 }
 
+/** Credentials as Node-RED stores them with a `credentialSecret`: AES-256-CTR, key SHA-256 of the secret, IV in front. */
+function encryptedCredentials(secret: string, credentials: object): { $: string } {
+  const iv = randomBytes(16);
+  const cipher = createCipheriv('aes-256-ctr', createHash('sha256').update(secret).digest(), iv);
+  return { $: iv.toString('hex') + cipher.update(JSON.stringify(credentials), 'utf8', 'base64') + cipher.final('base64') };
+}
+
 function prepareUserDir(simPort: number, uiPort: number): string {
   const userDir = userDirWithPackage('ipcam-demo-');
   linkDashboard(userDir);
   const { flows, credentials } = demoFlows(simPort);
   writeFileSync(join(userDir, 'flows.json'), JSON.stringify(flows, null, 2));
-  // credentialSecret false keeps credentials in plain text, so the demo can seed them.
-  writeFileSync(join(userDir, 'flows_cred.json'), JSON.stringify(credentials, null, 2));
+  // The demo's credentials are encrypted as Node-RED keeps them (a secret of this run only), so
+  // it neither warns about unencrypted credentials nor leaves a password in clear on disk.
+  const credentialSecret = randomBytes(24).toString('hex');
+  writeFileSync(join(userDir, 'flows_cred.json'), JSON.stringify(encryptedCredentials(credentialSecret, credentials)));
   writeFileSync(
     join(userDir, 'settings.js'),
     `module.exports = ${JSON.stringify(
@@ -100,12 +110,13 @@ function prepareUserDir(simPort: number, uiPort: number): string {
         uiHost: '127.0.0.1',
         uiPort,
         flowFile: 'flows.json',
-        credentialSecret: false,
+        credentialSecret,
         // Files the example flows write (nightly backups) land in the throwaway user dir.
         fileWorkingDirectory: userDir,
         telemetry: { enabled: false },
         diagnostics: { enabled: false },
-        editorTheme: { tours: false },
+        // `projects: {}`: projects stay off, as by default, without a warning about them.
+        editorTheme: { tours: false, projects: {} },
         logging: { console: { level: 'info', metrics: false, audit: false } },
       },
       null,
