@@ -195,7 +195,66 @@
         return LIST_WORDS[type] ? LIST_WORDS[type] + " (" + type + ")" : String(type);
     }
 
+    /**
+     * The editor parts every node of an operation table shares (ipcam-request, ipcam-edgerecord):
+     * the validators of `operation` and `params`, and the dialog that lists the operations and
+     * builds the chosen one's parameter form. `options`: `msgOption` (text of the `msg` choice, or
+     * none), `groupByApi`, `defaultOperation`, and the ids of the `select`, `params`, `summary`
+     * and (optional) `destructive` elements.
+     */
+    function operationEditor(table, options) {
+        function rules(name) { return operationRules(table, name); }
+        return {
+            validateOperation: function (value) {
+                return (Boolean(options.msgOption) && value === "msg") || rules(value) !== undefined || "Operation: choose one of the list";
+            },
+            validateParams: function (value) {
+                var op = rules(this.operation);
+                return !op || paramsValid(op, value) || "Parameters: a value does not fit this operation";
+            },
+            oneditprepare: function () {
+                // eslint-disable-next-line @typescript-eslint/no-this-alias -- the node being edited, for the callbacks below
+                var node = this;
+                var select = $("#" + options.select);
+                var list = (window.IPCAM_RULES && window.IPCAM_RULES.operations[table]) || [];
+                select.empty();
+                if (options.msgOption) { $("<option></option>").val("msg").text(options.msgOption).appendTo(select); }
+                var groups = {};
+                list.forEach(function (op) {
+                    var parent = select;
+                    if (options.groupByApi) {
+                        var label = op.api.toUpperCase() + " (" + op.access + ")";
+                        if (!groups[label]) { groups[label] = $("<optgroup></optgroup>").attr("label", label).appendTo(select); }
+                        parent = groups[label];
+                    }
+                    $("<option></option>").val(op.name).text(op.name + (op.destructive ? "  (destructive)" : "")).attr("title", op.summary).appendTo(parent);
+                });
+                select.val(node.operation || options.defaultOperation);
+                var form;
+                function show() {
+                    var op = rules(select.val());
+                    $("#" + options.summary).text(op ? op.summary : (options.msgSummary || ""));
+                    if (options.destructive) { $("#" + options.destructive).toggle(Boolean(op && op.destructive)); }
+                    form = op ? operationForm($("#" + options.params), op, select.val() === node.operation ? node.params : {}) : undefined;
+                    if (!op) { $("#" + options.params).empty(); }
+                }
+                select.on("change", show);
+                show();
+                node._ipcamForm = function () { return form; };
+            },
+            oneditsave: function () {
+                var form = this._ipcamForm && this._ipcamForm();
+                this.params = form ? form.read() : {};
+                delete this._ipcamForm;
+            },
+            oneditcancel: function () {
+                delete this._ipcamForm;
+            }
+        };
+    }
+
     window.IPCAM_EDITOR = {
+        operationEditor: operationEditor,
         check: check,
         editable: editable,
         operationForm: operationForm,
