@@ -167,6 +167,19 @@ describe('msg.device: a fleet of devices from one flow', function () {
     assertNoSecret(w.texts(), SIM_PASSWORD);
   });
 
+  it('operation nodes (ipcam-request) and snapshots reach the device msg.device names', async function () {
+    const w = await deploy();
+    const before = requestCounts();
+    const climate = await w.expectOutput(REQUEST, { device: deviceName('c') });
+    assert.ok(isRecord(climate.payload) && typeof climate.payload['temperatureC'] === 'number');
+    const snapshot = await w.expectOutput(SNAP, { device: deviceId('b') });
+    assert.ok(Buffer.isBuffer(snapshot.payload));
+    const after = requestCounts();
+    assert.equal(after[0], before[0], 'device a got a request');
+    assert.ok((after[1] ?? 0) > (before[1] ?? 0) && (after[2] ?? 0) > (before[2] ?? 0));
+    assertNoSecret(w.texts(), SIM_PASSWORD);
+  });
+
   it('a node with no device setting works from msg.device alone, and is EINPUT without it', async function () {
     const w = await deploy();
     await w.expectOutput(SYNC_UNSET, { device: deviceName('c'), payload: ['ONLY1'] });
