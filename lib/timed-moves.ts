@@ -22,14 +22,24 @@ export class TimedMoves {
   private readonly inFlight = new Set<Promise<unknown>>();
   private closed = false;
 
+  /**
+   * @param onIdle called whenever the mover has no command on its way and no camera it set
+   *   moving left unstopped (after a command, after a timed Stop): its owner may let it go then.
+   */
   constructor(
     protected readonly client: DeviceClient,
     private readonly onStopError: (err: unknown) => void = () => undefined,
+    private readonly onIdle: () => void = () => undefined,
   ) {}
 
   /** True while a camera this mover set moving has not been stopped. */
   get isMoving(): boolean {
     return this.moving.size > 0;
+  }
+
+  /** True with no command on its way and nothing left moving: dropping the mover loses nothing. */
+  get isIdle(): boolean {
+    return this.moving.size === 0 && this.inFlight.size === 0;
   }
 
   /**
@@ -64,6 +74,7 @@ export class TimedMoves {
       return result;
     } finally {
       this.inFlight.delete(sending);
+      this.notifyIfIdle();
     }
   }
 
@@ -78,7 +89,12 @@ export class TimedMoves {
       return await running;
     } finally {
       this.inFlight.delete(running);
+      this.notifyIfIdle();
     }
+  }
+
+  private notifyIfIdle(): void {
+    if (this.isIdle && !this.closed) this.onIdle();
   }
 
   private cancelPendingStop(key: string): void {
@@ -105,6 +121,7 @@ export class TimedMoves {
     await stop(via);
     // A newer move of the same camera keeps its own entry.
     if (this.moving.get(key) === stop) this.moving.delete(key);
+    this.notifyIfIdle();
   }
 }
 

@@ -33,6 +33,8 @@ export interface DemoOptions {
 export interface Demo {
   url: string;
   simulator: Simulator;
+  /** The simulators of example devices on other ports than 8080 (the fleet example's gates). */
+  fleet: Simulator[];
   userDir: string;
   /** Resolves when Node-RED answers HTTP. */
   ready: Promise<void>;
@@ -41,23 +43,44 @@ export interface Demo {
   stop(): Promise<void>;
 }
 
-/** Example flows with every `ipcam-device` pointed at the simulator; credentials beside them. */
-function demoFlows(simPort: number): { flows: FlowNode[]; credentials: Record<string, { username: string; password: string }> } {
+/** The port of the examples' devices that the demo's main simulator answers. */
+const EXAMPLE_SIM_PORT = '8080';
+
+function exampleNodes(): FlowNode[] {
+  return readdirSync(join(ROOT, 'examples'))
+    .filter((f) => f.endsWith('.json'))
+    .sort()
+    .flatMap((file) => JSON.parse(readFileSync(join(ROOT, 'examples', file), 'utf8')) as FlowNode[]);
+}
+
+/** Ports of example devices other than 8080 (the fleet example's gates): each gets a simulator of its own. */
+function otherDevicePorts(nodes: FlowNode[]): string[] {
+  const ports = nodes.filter((n) => n.type === 'ipcam-device').map((n) => String(n['port'] ?? EXAMPLE_SIM_PORT));
+  return [...new Set(ports)].filter((port) => port !== EXAMPLE_SIM_PORT).sort();
+}
+
+/**
+ * Example flows with every `ipcam-device` pointed at the simulator (a device of another port at
+ * the simulator started for that port); credentials beside them.
+ */
+function demoFlows(
+  nodes: FlowNode[],
+  simPort: number,
+  fleetPorts: ReadonlyMap<string, number>,
+): { flows: FlowNode[]; credentials: Record<string, { username: string; password: string }> } {
   const flows: FlowNode[] = [];
   const credentials: Record<string, { username: string; password: string }> = {};
-  for (const file of readdirSync(join(ROOT, 'examples')).filter((f) => f.endsWith('.json')).sort()) {
-    for (const node of JSON.parse(readFileSync(join(ROOT, 'examples', file), 'utf8')) as FlowNode[]) {
-      if (node.type === 'ipcam-device') {
-        node['host'] = '127.0.0.1';
-        node['port'] = String(simPort);
-        credentials[node.id] = { username: DEMO_USER, password: DEMO_PASSWORD };
-      }
-      // Like the rest of the demo, its event server answers this machine only.
-      if (node.type === 'ipcam-event-server') node['bind'] = '127.0.0.1';
-      // "Simulate a car" and the like call the simulator's control API.
-      if (node.type === 'http request' && typeof node['url'] === 'string') node['url'] = node['url'].replace('127.0.0.1:8080/_sim/', `127.0.0.1:${simPort}/_sim/`);
-      flows.push(node);
+  for (const node of nodes) {
+    if (node.type === 'ipcam-device') {
+      node['host'] = '127.0.0.1';
+      node['port'] = String(fleetPorts.get(String(node['port'])) ?? simPort);
+      credentials[node.id] = { username: DEMO_USER, password: DEMO_PASSWORD };
     }
+    // Like the rest of the demo, its event server answers this machine only.
+    if (node.type === 'ipcam-event-server') node['bind'] = '127.0.0.1';
+    // "Simulate a car" and the like call the simulator's control API.
+    if (node.type === 'http request' && typeof node['url'] === 'string') node['url'] = node['url'].replace('127.0.0.1:8080/_sim/', `127.0.0.1:${simPort}/_sim/`);
+    flows.push(node);
   }
   return { flows, credentials };
 }
@@ -94,10 +117,10 @@ function encryptedCredentials(secret: string, credentials: object): { $: string 
   return { $: iv.toString('hex') + cipher.update(JSON.stringify(credentials), 'utf8', 'base64') + cipher.final('base64') };
 }
 
-function prepareUserDir(simPort: number, uiPort: number): string {
+function prepareUserDir(nodes: FlowNode[], simPort: number, fleetPorts: ReadonlyMap<string, number>, uiPort: number): string {
   const userDir = userDirWithPackage('ipcam-demo-');
   linkDashboard(userDir);
-  const { flows, credentials } = demoFlows(simPort);
+  const { flows, credentials } = demoFlows(nodes, simPort, fleetPorts);
   writeFileSync(join(userDir, 'flows.json'), JSON.stringify(flows, null, 2));
   // The demo's credentials are encrypted as Node-RED keeps them (a secret of this run only), so
   // it neither warns about unencrypted credentials nor leaves a password in clear on disk.
@@ -128,7 +151,11 @@ function prepareUserDir(simPort: number, uiPort: number): string {
 
 export async function startDemo(options: DemoOptions): Promise<Demo> {
   const simulator = await startSimulator({ port: options.simPort, username: DEMO_USER, password: DEMO_PASSWORD });
-  const userDir = prepareUserDir(simulator.port, options.uiPort);
+  const nodes = exampleNodes();
+  // The fleet example's gates: one simulator each, on any free port (8081-8083 may be taken).
+  const fleet = new Map<string, Simulator>();
+  for (const port of otherDevicePorts(nodes)) fleet.set(port, await startSimulator({ port: 0, username: DEMO_USER, password: DEMO_PASSWORD }));
+  const userDir = prepareUserDir(nodes, simulator.port, new Map([...fleet].map(([port, sim]) => [port, sim.port])), options.uiPort);
   const red: ChildProcess = spawn(process.execPath, [require.resolve('node-red/red.js'), '--userDir', userDir, '--settings', join(userDir, 'settings.js')], {
     stdio: options.quiet ? 'ignore' : 'inherit',
   });
@@ -143,11 +170,12 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
       await exited;
       clearTimeout(forced);
       await simulator.close();
+      for (const sim of fleet.values()) await sim.close();
       rmSync(userDir, { recursive: true, force: true });
     })());
 
   const ready = waitForHttp(url, exited);
-  return { url, simulator, userDir, ready, exited, stop };
+  return { url, simulator, fleet: [...fleet.values()], userDir, ready, exited, stop };
 }
 
 /** Resolves when `url` answers 2xx; rejects when the process has exited or after a minute. */
@@ -187,7 +215,7 @@ async function main(): Promise<void> {
     shutdown(1);
     return;
   }
-  console.log(`\nipcam demo ready:\n  Node-RED   ${demo.url}\n  simulator  ${demo.simulator.url} (user ${DEMO_USER}, password ${DEMO_PASSWORD})\n  snapshot   ${demo.url}/snapshot\n  dashboard  ${demo.url}/dashboard/gate\nCtrl-C stops both.\n`);
+  console.log(`\nipcam demo ready:\n  Node-RED   ${demo.url}\n  simulator  ${demo.simulator.url} (user ${DEMO_USER}, password ${DEMO_PASSWORD})\n  gates      ${demo.fleet.map((s) => s.url).join(', ')} (the fleet example)\n  snapshot   ${demo.url}/snapshot\n  dashboard  ${demo.url}/dashboard/gate\nCtrl-C stops both.\n`);
 }
 
 if (require.main === module) {
