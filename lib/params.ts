@@ -112,7 +112,7 @@ export type Limits =
   | { type: 'int'; min: number; max: number }
   | { type: 'oneOf'; values: readonly string[] }
   | { type: 'idList'; min: number; max: number; maxCount: number }
-  | { type: 'text'; min: number; max: number; kind: 'line' | 'value' | 'multiline'; forbid?: string; secret?: boolean; pattern?: string }
+  | { type: 'text'; min: number; max: number; kind: 'line' | 'value' | 'multiline'; forbid?: string; secret?: boolean; pattern?: string; patternText?: string }
   | { type: 'dateTime' }
   | { type: 'bool' }
   | { type: 'buffer'; maxBytes: number }
@@ -189,6 +189,7 @@ export function text(options: TextOptions): Param<string> {
   if (options.forbid !== undefined) limits.forbid = options.forbid;
   if (options.secret) limits.secret = true;
   if (options.pattern) limits.pattern = options.pattern.source;
+  if (options.pattern && options.patternText !== undefined) limits.patternText = options.patternText;
   return {
     limits,
     parse(value, field) {

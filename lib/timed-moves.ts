@@ -1,3 +1,4 @@
+import { IpcamError } from './errors';
 import { checkWhole, isBlank } from './params';
 import type { DeviceClient } from './transport/client';
 
@@ -21,14 +22,24 @@ export class TimedMoves {
   private readonly inFlight = new Set<Promise<unknown>>();
   private closed = false;
 
+  /**
+   * @param onIdle called whenever the mover has no command on its way and no camera it set
+   *   moving left unstopped (after a command, after a timed Stop): its owner may let it go then.
+   */
   constructor(
     protected readonly client: DeviceClient,
     private readonly onStopError: (err: unknown) => void = () => undefined,
+    private readonly onIdle: () => void = () => undefined,
   ) {}
 
   /** True while a camera this mover set moving has not been stopped. */
   get isMoving(): boolean {
     return this.moving.size > 0;
+  }
+
+  /** True with no command on its way and nothing left moving: dropping the mover loses nothing. */
+  get isIdle(): boolean {
+    return this.moving.size === 0 && this.inFlight.size === 0;
   }
 
   /**
@@ -50,6 +61,9 @@ export class TimedMoves {
    * fails or is aborted on its way may still have reached the camera, and close stops it then.
    */
   protected async command<T>(key: string, stop: StopSender | undefined, duration: number, send: () => Promise<T>): Promise<T> {
+    // After close nothing moves: a move whose lookups (caps, a preset's id) were still on their
+    // way when the node closed is not sent, so no camera is left moving that close did not stop.
+    if (this.closed) throw new IpcamError('ECONN', 'The PTZ node is closing: the command was not sent');
     this.cancelPendingStop(key);
     if (stop) this.moving.set(key, stop);
     const sending = send();
@@ -60,7 +74,27 @@ export class TimedMoves {
       return result;
     } finally {
       this.inFlight.delete(sending);
+      this.notifyIfIdle();
     }
+  }
+
+  /**
+   * Runs the whole of one request of a flow (lookups, then the command) as work close waits for:
+   * a move is on its way from its first request, not only from its command.
+   */
+  protected async track<T>(work: () => Promise<T>): Promise<T> {
+    const running = work();
+    this.inFlight.add(running);
+    try {
+      return await running;
+    } finally {
+      this.inFlight.delete(running);
+      this.notifyIfIdle();
+    }
+  }
+
+  private notifyIfIdle(): void {
+    if (this.isIdle && !this.closed) this.onIdle();
   }
 
   private cancelPendingStop(key: string): void {
@@ -87,6 +121,7 @@ export class TimedMoves {
     await stop(via);
     // A newer move of the same camera keeps its own entry.
     if (this.moving.get(key) === stop) this.moving.delete(key);
+    this.notifyIfIdle();
   }
 }
 

@@ -2,36 +2,57 @@ import { oneLine } from '../lib/echo';
 import { IpcamError } from '../lib/errors';
 import type { DeviceClient } from '../lib/transport/client';
 import type { DeviceConfigNode } from './device-config';
+import { deviceNamed } from './device-lookup';
 import type { DoneFn, Node, NodeAPI, NodeMessage, NodeStatus } from './red';
 
+/** The device an input addresses: the node's own (its setting), or one `msg.device` named. */
+export interface DeviceTarget {
+  device: DeviceConfigNode;
+  /** True when reached through `msg.device` (another device than the setting's). */
+  borrowed: boolean;
+}
+
 /**
- * The input handling every action node shares: resolve the device, run the operation, map the
- * outcome to msg, status and a Catch-able error. In-flight requests are aborted on close.
+ * The input handling every action node shares: resolve the device (the setting, or the one
+ * `msg.device` names), run the operation, map the outcome to msg, status and a Catch-able error.
+ * In-flight requests are aborted on close.
+ *
+ * Registration (see device-users.ts): the node is a user of its own device for its lifetime; a
+ * device reached through `msg.device` has the node as a user for the duration of that request,
+ * so a redeploy never closes that client under it.
  */
 export function handleInput(
   RED: NodeAPI,
   node: Node,
   deviceId: string | undefined,
-  run: (msg: NodeMessage, client: DeviceClient, signal: AbortSignal) => Promise<NodeStatus>,
+  run: (msg: NodeMessage, client: DeviceClient, signal: AbortSignal, target: DeviceTarget) => Promise<NodeStatus>,
 ): void {
   const inFlight = new Map<AbortController, Promise<void>>();
   let closing = false;
+  let requests = 0;
   const device = optionalDevice(RED, deviceId);
   const release = device?.registerUser(node.id);
 
   node.on('input', (msg, send, done) => {
     const controller = new AbortController();
     const running = (async () => {
+      let releaseBorrowed: ((settled: Promise<unknown>) => void) | undefined;
       try {
-        const client = deviceOf(RED, deviceId).getClient();
+        const target = targetOf(RED, node, deviceId, msg);
+        // One registration per request: two requests to one device release separately.
+        if (target.borrowed) releaseBorrowed = target.device.registerUser(`${node.id}#msg.device#${(requests = (requests + 1) % Number.MAX_SAFE_INTEGER)}`);
+        const client = target.device.getClient();
         node.status({ fill: 'yellow', shape: 'ring', text: 'requesting' });
-        const status = await run(msg, client, controller.signal);
+        const status = await run(msg, client, controller.signal, target);
         node.status(status);
         send(msg);
         done();
       } catch (err) {
         if (closing) return done();
         reportFailure(node, msg, err, done);
+      } finally {
+        // The request has settled: nothing of it is left on that client.
+        releaseBorrowed?.(Promise.resolve());
       }
     })();
     inFlight.set(controller, running);
@@ -41,12 +62,27 @@ export function handleInput(
   node.on('close', (_removed, done) => {
     closing = true;
     for (const controller of inFlight.keys()) controller.abort();
-    // The device closes its client once these aborted requests have settled.
+    // The device closes its client once these aborted requests have settled; a device reached
+    // through msg.device is released by each request as it settles.
     release?.(Promise.allSettled(inFlight.values()));
     inFlight.clear();
     node.status({});
     done();
   });
+}
+
+/**
+ * The device of one input: `msg.device` when the message has one (any value but undefined is
+ * checked: null, an object or an empty text is EINPUT, never the setting), else the setting.
+ */
+function targetOf(RED: NodeAPI, node: Node, deviceId: string | undefined, msg: NodeMessage): DeviceTarget {
+  if (msg['device'] === undefined) {
+    const own = optionalDevice(RED, deviceId);
+    if (!own) throw new IpcamError('EINPUT', 'No device: choose an ipcam-device in the node settings or name one in msg.device');
+    return { device: own, borrowed: false };
+  }
+  const device = deviceNamed(RED, node, msg['device']);
+  return { device, borrowed: device.id !== deviceId };
 }
 
 /** A failed input: `msg.error`, a red status and `done(err)` so that a Catch node gets it. */

@@ -17,4 +17,6 @@ export interface DeviceConfigNode extends Node<DeviceCredentials> {
    * close handler with its close work, which the client outlives.
    */
   registerUser(userId: string): (settled: Promise<unknown>) => void;
+  /** True once the device node has begun to close (a redeploy): it takes no new `msg.device` requests. */
+  isClosing(): boolean;
 }

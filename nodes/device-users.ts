@@ -10,6 +10,7 @@ export class DeviceUsers {
   /** Close work still running; settled work leaves at once (users come and go for the device's lifetime). */
   private readonly work = new Set<Promise<unknown>>();
   private wake: (() => void) | undefined;
+  private closingStarted = false;
 
   constructor(private readonly maxWait = 5000) {}
 
@@ -24,8 +25,17 @@ export class DeviceUsers {
     };
   }
 
+  /**
+   * True once the device has begun to close: a node that would reach it through `msg.device`
+   * must not start a request on a client about to be closed (Node-RED also stops finding it).
+   */
+  get closing(): boolean {
+    return this.closingStarted;
+  }
+
   /** Resolves once every user has released and its close work has settled, or after `maxWait`. */
   async settled(): Promise<void> {
+    this.closingStarted = true;
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<void>((resolve) => (timer = setTimeout(resolve, this.maxWait)));
     const released = this.users.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => (this.wake = resolve));

@@ -59,6 +59,7 @@ export = function register(RED: NodeAPI): void {
     };
     const users = new DeviceUsers();
     this.registerUser = (userId) => users.register(userId);
+    this.isClosing = () => users.closing;
     this.on('close', (_removed, done) => {
       void users
         .settled()

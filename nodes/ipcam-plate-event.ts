@@ -21,8 +21,12 @@ interface PlateEventDef extends NodeDef {
 
 type ImageMode = 'none' | 'buffer' | 'base64';
 
-function clock(iso: string): string {
-  return iso.slice(11, 19);
+/** `HH:MM:SS` in this host's local time, as every status shows times. */
+function clock(at: string | number): string {
+  const date = new Date(at);
+  if (Number.isNaN(date.getTime())) return '--:--:--';
+  const two = (n: number): string => String(n).padStart(2, '0');
+  return `${two(date.getHours())}:${two(date.getMinutes())}:${two(date.getSeconds())}`;
 }
 
 function plateMessage(p: PlateDetection, sender: string, images: ImageMode): NodeMessage {
@@ -104,7 +108,7 @@ export = function register(RED: NodeAPI): void {
           if (lists && !lists.has(post.listType)) continue;
           // Keyed by the socket's address too: a post naming another device's mac cannot silence it.
           if (!dedup.admit(`${received.remoteAddress}\u0000${post.device.mac ?? post.device.ip}\u0000${post.plate}`, received.receivedAt)) continue;
-          this.status({ fill: 'green', shape: 'dot', text: `${post.plate.slice(0, 10)} ${clock(new Date(received.receivedAt).toISOString())}` });
+          this.status({ fill: 'green', shape: 'dot', text: `${post.plate.slice(0, 10)} ${clock(received.receivedAt)}` });
           this.send([plateMessage(post, received.remoteAddress, images), null]);
         }
       },

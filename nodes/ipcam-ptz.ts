@@ -4,8 +4,10 @@ import { IpcamError, inputError } from '../lib/errors';
 import { PtzMover } from '../lib/xml/ptz-mover';
 import { withImpliedAction } from '../lib/ptz-request';
 import { DeviceClient } from '../lib/transport/client';
-import { handleInput, payloadObject } from './action';
+import { handleInput, payloadObject, type DeviceTarget } from './action';
 import type { Node, NodeAPI, NodeDef } from './red';
+
+type Mover = PtzMover | CgiPtzMover;
 
 interface PtzDef extends NodeDef {
   device?: string;
@@ -21,42 +23,82 @@ export = function register(RED: NodeAPI): void {
     RED.nodes.createNode(this, def);
     const api = def.api || 'xml';
     const onStopError = (err: unknown): void => this.warn(`PTZ stop failed: ${err instanceof IpcamError ? err.message : 'unexpected error'}`);
-    // One mover per node and device client: it owns the pending Stop of this node's moves.
-    let current: { client: DeviceClient; mover: PtzMover | CgiPtzMover } | undefined;
-    const moverFor = (client: DeviceClient): PtzMover | CgiPtzMover => {
-      if (current?.client !== client) current = { client, mover: api === 'cgi' ? new CgiPtzMover(client, onStopError) : new PtzMover(client, onStopError) };
-      return current.mover;
+    const newMover = (client: DeviceClient, onIdle?: () => void): Mover =>
+      api === 'cgi' ? new CgiPtzMover(client, onStopError, onIdle) : new PtzMover(client, onStopError, onIdle);
+    // One mover per device client: it owns the pending Stops of the cameras this node set moving
+    // on that device, so a timed Stop goes to the camera that moved. The setting's device keeps
+    // its mover; a device reached through msg.device keeps one only while a camera of it moves
+    // (or a command is on its way), registered as a user of that device meanwhile, so a redeploy
+    // of that device waits for the Stop. The map holds at most one entry per deployed device.
+    let own: { client: DeviceClient; mover: Mover } | undefined;
+    /** `uses`: inputs working with the mover now (one may be reading caps before its command). */
+    const borrowed = new Map<DeviceClient, { mover: Mover; release: (settled: Promise<unknown>) => void; uses: number }>();
+    let holds = 0;
+    const letGo = (client: DeviceClient): void => {
+      const entry = borrowed.get(client);
+      if (!entry || entry.uses > 0 || !entry.mover.isIdle) return;
+      borrowed.delete(client);
+      entry.release(Promise.resolve());
+    };
+    const moverFor = (client: DeviceClient, target: DeviceTarget): Mover => {
+      if (!target.borrowed) {
+        if (own?.client !== client) own = { client, mover: newMover(client) };
+        return own.mover;
+      }
+      let entry = borrowed.get(client);
+      if (!entry) {
+        holds = (holds + 1) % Number.MAX_SAFE_INTEGER;
+        entry = { mover: newMover(client, () => letGo(client)), release: target.device.registerUser(`${this.id}#ptz-mover#${holds}`), uses: 0 };
+        borrowed.set(client, entry);
+      }
+      entry.uses += 1;
+      return entry.mover;
     };
 
-    handleInput(RED, this, def.device, async (msg, client, signal) => {
+    handleInput(RED, this, def.device, async (msg, client, signal, target) => {
       if (api !== 'xml' && api !== 'cgi') throw inputError(`Unknown PTZ interface ${echo(api)}: use xml or cgi`);
       const fields = payloadObject(msg) ?? (typeof msg.payload === 'string' && msg.payload.trim() !== '' ? { action: msg.payload } : {});
       // `{ preset }` alone goes to that preset, `{ tour }` alone starts that tour, whatever the Action setting.
       const request = { action: def.action, speed: def.speed, duration: def.duration, channel: def.channel, ...withImpliedAction(fields, def.action) };
-      const mover = moverFor(client);
-      if (mover instanceof CgiPtzMover) {
-        const command = await mover.move(request, signal);
-        const action = command.action === 'move' ? command.move : command.action;
-        msg.payload = { action, ok: true };
-        return { fill: 'green', shape: 'dot', text: action };
+      const mover = moverFor(client, target);
+      try {
+        if (mover instanceof CgiPtzMover) {
+          const command = await mover.move(request, signal);
+          const action = command.action === 'move' ? command.move : command.action;
+          msg.payload = { action, ok: true };
+          return { fill: 'green', shape: 'dot', text: action };
+        }
+        const outcome = await mover.move(request, signal);
+        if (outcome.list) {
+          msg.payload = outcome.list;
+          return { fill: 'green', shape: 'dot', text: `${outcome.list.length} ${outcome.action === 'listTours' ? 'tours' : 'presets'}` };
+        }
+        msg.payload = { action: outcome.action, ok: true };
+        return { fill: 'green', shape: 'dot', text: outcome.action };
+      } finally {
+        // A command that moved nothing (a list, a bad input) leaves a borrowed mover idle.
+        if (target.borrowed) {
+          const entry = borrowed.get(client);
+          if (entry?.mover === mover) entry.uses -= 1;
+          letGo(client);
+        }
       }
-      const outcome = await mover.move(request, signal);
-      if (outcome.list) {
-        msg.payload = outcome.list;
-        return { fill: 'green', shape: 'dot', text: `${outcome.list.length} ${outcome.action === 'listTours' ? 'tours' : 'presets'}` };
-      }
-      msg.payload = { action: outcome.action, ok: true };
-      return { fill: 'green', shape: 'dot', text: outcome.action };
     });
     this.on('close', (_removed, done) => {
-      if (!current) return done();
+      const movers = [...(own ? [{ client: own.client, mover: own.mover }] : []), ...[...borrowed].map(([client, { mover }]) => ({ client, mover }))];
+      const releases = [...borrowed.values()].map((entry) => entry.release);
+      borrowed.clear();
       // Node-RED closes the device node (and its client) in the same stop as this one: the Stop
       // of a camera this node set moving goes on a connection of its own.
-      const own = current.mover.isMoving ? new DeviceClient(current.client.options) : undefined;
-      void current.mover
-        .close(own)
-        .finally(() => own?.close())
-        .finally(done);
+      const closing = Promise.allSettled(
+        movers.map(({ client, mover }) => {
+          const via = mover.isMoving ? new DeviceClient(client.options) : undefined;
+          return mover.close(via).finally(() => via?.close());
+        }),
+      );
+      // A device reached through msg.device keeps its client until these Stops have gone.
+      for (const release of releases) release(closing);
+      void closing.finally(done);
     });
   }
   RED.nodes.registerType('ipcam-ptz', IpcamPtzNode as (this: never, def: never) => void);

@@ -1,6 +1,6 @@
 import { echo } from '../lib/echo';
 import { inputError } from '../lib/errors';
-import { takeSnapshot, type SnapshotSource } from '../lib/cgi/snapshot';
+import { SNAPSHOT_FORMATS, takeSnapshot, type SnapshotSource } from '../lib/cgi/snapshot';
 import type { CgiValue } from '../lib/cgi/codec';
 import { handleInput, payloadObject } from './action';
 import type { Node, NodeAPI, NodeDef, NodeMessage } from './red';
@@ -12,8 +12,8 @@ interface SnapshotDef extends NodeDef {
   format?: string;
 }
 
-type OutputFormat = 'buffer' | 'base64' | 'dataurl';
-const FORMATS: readonly string[] = ['buffer', 'base64', 'dataurl'];
+type OutputFormat = (typeof SNAPSHOT_FORMATS)[number];
+const FORMATS: readonly string[] = SNAPSHOT_FORMATS;
 
 function formatImage(image: Buffer, contentType: string, format: OutputFormat): Buffer | string {
   if (format === 'buffer') return image;

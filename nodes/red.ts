@@ -32,6 +32,8 @@ export interface Node<Credentials = Record<string, string>> {
   id: string;
   type: string;
   name?: string;
+  /** The flow (tab or subflow instance) the node is in; absent for a global config node. */
+  z?: string;
   credentials?: Partial<Credentials>;
   on(event: 'input', listener: (msg: NodeMessage, send: SendFn, done: DoneFn) => void): void;
   on(event: 'close', listener: (removed: boolean, done: () => void) => void): void;
@@ -58,6 +60,8 @@ export interface NodeAPI {
     createNode(node: object, def: NodeDef): void;
     registerType(type: string, ctor: (this: never, def: never) => void, opts?: { credentials?: Record<string, { type: 'text' | 'password' }> }): void;
     getNode(id: string): unknown;
+    /** Every node of the deployed flows, as stored (settings, not instances). */
+    eachNode?(callback: (def: NodeDef) => void): void;
     getCredentials(id: string): Record<string, string> | undefined;
   };
   httpAdmin: {

@@ -46,7 +46,7 @@
                     if (text.indexOf(limits.forbid[j]) >= 0) { return "no " + limits.forbid[j]; }
                 }
             }
-            if (limits.pattern && !new RegExp(limits.pattern).test(text)) { return "not in the expected form"; }
+            if (limits.pattern && !new RegExp(limits.pattern).test(text)) { return limits.patternText || "not in the expected form"; }
             return true;
         default:
             // Buffers, lists and objects come from msg.payload, not from the dialog.
@@ -151,5 +151,119 @@
         return undefined;
     }
 
-    window.IPCAM_EDITOR = { check: check, editable: editable, operationForm: operationForm, paramsValid: paramsValid, operationRules: operationRules };
+    /** The limits of a node's setting (`settings[type][name]` of the rules), if the rules name it. */
+    function setting(type, name) {
+        var nodes = window.IPCAM_RULES && window.IPCAM_RULES.settings;
+        return nodes && nodes[type] ? nodes[type][name] : undefined;
+    }
+
+    /**
+     * A `validate` function for a setting of `defaults`: the setting's limits from the rules, the
+     * reason in the dialog's words. `applies(node)`, when given, says whether the setting is in use
+     * (e.g. a relay's pulse only in pulse mode).
+     */
+    function validator(type, name, label, applies) {
+        return function (value, opt) {
+            if (applies && !applies(this)) { return true; }
+            var limits = setting(type, name);
+            if (!limits) { return true; }
+            var result = check(limits, value);
+            return result === true ? true : ((opt && opt.label) || label || name) + ": " + result;
+        };
+    }
+
+    /**
+     * Shows the outcome of a dialog button (Test connection, Send this server to the device) in
+     * the theme's colours: Node-RED 5's dark theme has its own, so no colour is fixed here.
+     */
+    function showResult($result, prefix, kind, text) {
+        var colour = kind === "error" ? "var(--red-ui-text-color-error)" : (kind === "ok" ? "var(--red-ui-text-color-success)" : "");
+        $result.removeClass(prefix + "-ok " + prefix + "-error " + prefix + "-busy")
+            .addClass(prefix + "-" + kind)
+            .css("color", colour)
+            .text(text);
+    }
+
+    /** Empties a result (a new setting makes the last outcome stale). */
+    function clearResult($result, prefix) {
+        $result.removeClass(prefix + "-ok " + prefix + "-error " + prefix + "-busy").css("color", "").text("");
+    }
+
+    /** The words a plate list type is shown with, its device name beside them. */
+    var LIST_WORDS = { whiteList: "allow list", blackList: "block list", temporaryList: "temporary list", strangerList: "stranger list", unknown: "not on a list" };
+    function listTypeLabel(type) {
+        return LIST_WORDS[type] ? LIST_WORDS[type] + " (" + type + ")" : String(type);
+    }
+
+    /**
+     * The editor parts every node of an operation table shares (ipcam-request, ipcam-edgerecord):
+     * the validators of `operation` and `params`, and the dialog that lists the operations and
+     * builds the chosen one's parameter form. `options`: `msgOption` (text of the `msg` choice, or
+     * none), `groupByApi`, `defaultOperation`, and the ids of the `select`, `params`, `summary`
+     * and (optional) `destructive` elements.
+     */
+    function operationEditor(table, options) {
+        function rules(name) { return operationRules(table, name); }
+        return {
+            validateOperation: function (value) {
+                return (Boolean(options.msgOption) && value === "msg") || rules(value) !== undefined || "Operation: choose one of the list";
+            },
+            validateParams: function (value) {
+                var op = rules(this.operation);
+                return !op || paramsValid(op, value) || "Parameters: a value does not fit this operation";
+            },
+            oneditprepare: function () {
+                // eslint-disable-next-line @typescript-eslint/no-this-alias -- the node being edited, for the callbacks below
+                var node = this;
+                var select = $("#" + options.select);
+                var list = (window.IPCAM_RULES && window.IPCAM_RULES.operations[table]) || [];
+                select.empty();
+                if (options.msgOption) { $("<option></option>").val("msg").text(options.msgOption).appendTo(select); }
+                var groups = {};
+                list.forEach(function (op) {
+                    var parent = select;
+                    if (options.groupByApi) {
+                        var label = op.api.toUpperCase() + " (" + op.access + ")";
+                        if (!groups[label]) { groups[label] = $("<optgroup></optgroup>").attr("label", label).appendTo(select); }
+                        parent = groups[label];
+                    }
+                    $("<option></option>").val(op.name).text(op.name + (op.destructive ? "  (destructive)" : "")).attr("title", op.summary).appendTo(parent);
+                });
+                select.val(node.operation || options.defaultOperation);
+                var form;
+                function show() {
+                    var op = rules(select.val());
+                    $("#" + options.summary).text(op ? op.summary : (options.msgSummary || ""));
+                    if (options.destructive) { $("#" + options.destructive).toggle(Boolean(op && op.destructive)); }
+                    form = op ? operationForm($("#" + options.params), op, select.val() === node.operation ? node.params : {}) : undefined;
+                    if (!op) { $("#" + options.params).empty(); }
+                }
+                select.on("change", show);
+                show();
+                node._ipcamForm = function () { return form; };
+            },
+            oneditsave: function () {
+                var form = this._ipcamForm && this._ipcamForm();
+                this.params = form ? form.read() : {};
+                delete this._ipcamForm;
+            },
+            oneditcancel: function () {
+                delete this._ipcamForm;
+            }
+        };
+    }
+
+    window.IPCAM_EDITOR = {
+        operationEditor: operationEditor,
+        check: check,
+        editable: editable,
+        operationForm: operationForm,
+        paramsValid: paramsValid,
+        operationRules: operationRules,
+        setting: setting,
+        validator: validator,
+        showResult: showResult,
+        clearResult: clearResult,
+        listTypeLabel: listTypeLabel
+    };
 })();

@@ -4,13 +4,16 @@
  * Ctrl-C stops both and removes the user dir.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createCipheriv, createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { startSimulator, type Simulator } from '../lib/simulator';
 
 const ROOT = resolve(__dirname, '..', '..');
 const PACKAGE = 'node-red-contrib-ipcam';
+/** Dashboard 2, a devDependency: the gate console example is built on it. */
+const DASHBOARD = '@flowfuse/node-red-dashboard';
 const DEMO_USER = 'admin';
 const DEMO_PASSWORD = 'admin';
 
@@ -30,6 +33,8 @@ export interface DemoOptions {
 export interface Demo {
   url: string;
   simulator: Simulator;
+  /** The simulators of example devices on other ports than 8080 (the fleet example's gates). */
+  fleet: Simulator[];
   userDir: string;
   /** Resolves when Node-RED answers HTTP. */
   ready: Promise<void>;
@@ -38,23 +43,44 @@ export interface Demo {
   stop(): Promise<void>;
 }
 
-/** Example flows with every `ipcam-device` pointed at the simulator; credentials beside them. */
-function demoFlows(simPort: number): { flows: FlowNode[]; credentials: Record<string, { username: string; password: string }> } {
+/** The port of the examples' devices that the demo's main simulator answers. */
+const EXAMPLE_SIM_PORT = '8080';
+
+function exampleNodes(): FlowNode[] {
+  return readdirSync(join(ROOT, 'examples'))
+    .filter((f) => f.endsWith('.json'))
+    .sort()
+    .flatMap((file) => JSON.parse(readFileSync(join(ROOT, 'examples', file), 'utf8')) as FlowNode[]);
+}
+
+/** Ports of example devices other than 8080 (the fleet example's gates): each gets a simulator of its own. */
+function otherDevicePorts(nodes: FlowNode[]): string[] {
+  const ports = nodes.filter((n) => n.type === 'ipcam-device').map((n) => String(n['port'] ?? EXAMPLE_SIM_PORT));
+  return [...new Set(ports)].filter((port) => port !== EXAMPLE_SIM_PORT).sort();
+}
+
+/**
+ * Example flows with every `ipcam-device` pointed at the simulator (a device of another port at
+ * the simulator started for that port); credentials beside them.
+ */
+function demoFlows(
+  nodes: FlowNode[],
+  simPort: number,
+  fleetPorts: ReadonlyMap<string, number>,
+): { flows: FlowNode[]; credentials: Record<string, { username: string; password: string }> } {
   const flows: FlowNode[] = [];
   const credentials: Record<string, { username: string; password: string }> = {};
-  for (const file of readdirSync(join(ROOT, 'examples')).filter((f) => f.endsWith('.json')).sort()) {
-    for (const node of JSON.parse(readFileSync(join(ROOT, 'examples', file), 'utf8')) as FlowNode[]) {
-      if (node.type === 'ipcam-device') {
-        node['host'] = '127.0.0.1';
-        node['port'] = String(simPort);
-        credentials[node.id] = { username: DEMO_USER, password: DEMO_PASSWORD };
-      }
-      // Like the rest of the demo, its event server answers this machine only.
-      if (node.type === 'ipcam-event-server') node['bind'] = '127.0.0.1';
-      // "Simulate a car" and the like call the simulator's control API.
-      if (node.type === 'http request' && typeof node['url'] === 'string') node['url'] = node['url'].replace('127.0.0.1:8080/_sim/', `127.0.0.1:${simPort}/_sim/`);
-      flows.push(node);
+  for (const node of nodes) {
+    if (node.type === 'ipcam-device') {
+      node['host'] = '127.0.0.1';
+      node['port'] = String(fleetPorts.get(String(node['port'])) ?? simPort);
+      credentials[node.id] = { username: DEMO_USER, password: DEMO_PASSWORD };
     }
+    // Like the rest of the demo, its event server answers this machine only.
+    if (node.type === 'ipcam-event-server') node['bind'] = '127.0.0.1';
+    // "Simulate a car" and the like call the simulator's control API.
+    if (node.type === 'http request' && typeof node['url'] === 'string') node['url'] = node['url'].replace('127.0.0.1:8080/_sim/', `127.0.0.1:${simPort}/_sim/`);
+    flows.push(node);
   }
   return { flows, credentials };
 }
@@ -68,12 +94,38 @@ export function userDirWithPackage(prefix: string): string {
   return userDir;
 }
 
-function prepareUserDir(simPort: number, uiPort: number): string {
+/**
+ * Links this checkout's Dashboard 2 into the user dir, as a palette install would put it there:
+ * Node-RED then loads it whichever node_modules Node-RED itself was started from.
+ */
+function linkDashboard(userDir: string): void {
+  let dir: string;
+  try {
+    dir = dirname(require.resolve(`${DASHBOARD}/package.json`, { paths: [ROOT] }));
+  } catch {
+    console.warn(`ipcam demo: ${DASHBOARD} is not installed (npm install): the gate console example will show as unknown nodes`);
+    return;
+  }
+  mkdirSync(join(userDir, 'node_modules', dirname(DASHBOARD)), { recursive: true });
+  symlinkSync(dir, join(userDir, 'node_modules', DASHBOARD), 'dir');
+}
+
+/** Credentials as Node-RED stores them with a `credentialSecret`: AES-256-CTR, key SHA-256 of the secret, IV in front. */
+function encryptedCredentials(secret: string, credentials: object): { $: string } {
+  const iv = randomBytes(16);
+  const cipher = createCipheriv('aes-256-ctr', createHash('sha256').update(secret).digest(), iv);
+  return { $: iv.toString('hex') + cipher.update(JSON.stringify(credentials), 'utf8', 'base64') + cipher.final('base64') };
+}
+
+function prepareUserDir(nodes: FlowNode[], simPort: number, fleetPorts: ReadonlyMap<string, number>, uiPort: number): string {
   const userDir = userDirWithPackage('ipcam-demo-');
-  const { flows, credentials } = demoFlows(simPort);
+  linkDashboard(userDir);
+  const { flows, credentials } = demoFlows(nodes, simPort, fleetPorts);
   writeFileSync(join(userDir, 'flows.json'), JSON.stringify(flows, null, 2));
-  // credentialSecret false keeps credentials in plain text, so the demo can seed them.
-  writeFileSync(join(userDir, 'flows_cred.json'), JSON.stringify(credentials, null, 2));
+  // The demo's credentials are encrypted as Node-RED keeps them (a secret of this run only), so
+  // it neither warns about unencrypted credentials nor leaves a password in clear on disk.
+  const credentialSecret = randomBytes(24).toString('hex');
+  writeFileSync(join(userDir, 'flows_cred.json'), JSON.stringify(encryptedCredentials(credentialSecret, credentials)));
   writeFileSync(
     join(userDir, 'settings.js'),
     `module.exports = ${JSON.stringify(
@@ -81,12 +133,13 @@ function prepareUserDir(simPort: number, uiPort: number): string {
         uiHost: '127.0.0.1',
         uiPort,
         flowFile: 'flows.json',
-        credentialSecret: false,
+        credentialSecret,
         // Files the example flows write (nightly backups) land in the throwaway user dir.
         fileWorkingDirectory: userDir,
         telemetry: { enabled: false },
         diagnostics: { enabled: false },
-        editorTheme: { tours: false },
+        // `projects: {}`: projects stay off, as by default, without a warning about them.
+        editorTheme: { tours: false, projects: {} },
         logging: { console: { level: 'info', metrics: false, audit: false } },
       },
       null,
@@ -98,7 +151,11 @@ function prepareUserDir(simPort: number, uiPort: number): string {
 
 export async function startDemo(options: DemoOptions): Promise<Demo> {
   const simulator = await startSimulator({ port: options.simPort, username: DEMO_USER, password: DEMO_PASSWORD });
-  const userDir = prepareUserDir(simulator.port, options.uiPort);
+  const nodes = exampleNodes();
+  // The fleet example's gates: one simulator each, on any free port (8081-8083 may be taken).
+  const fleet = new Map<string, Simulator>();
+  for (const port of otherDevicePorts(nodes)) fleet.set(port, await startSimulator({ port: 0, username: DEMO_USER, password: DEMO_PASSWORD }));
+  const userDir = prepareUserDir(nodes, simulator.port, new Map([...fleet].map(([port, sim]) => [port, sim.port])), options.uiPort);
   const red: ChildProcess = spawn(process.execPath, [require.resolve('node-red/red.js'), '--userDir', userDir, '--settings', join(userDir, 'settings.js')], {
     stdio: options.quiet ? 'ignore' : 'inherit',
   });
@@ -113,11 +170,12 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
       await exited;
       clearTimeout(forced);
       await simulator.close();
+      for (const sim of fleet.values()) await sim.close();
       rmSync(userDir, { recursive: true, force: true });
     })());
 
   const ready = waitForHttp(url, exited);
-  return { url, simulator, userDir, ready, exited, stop };
+  return { url, simulator, fleet: [...fleet.values()], userDir, ready, exited, stop };
 }
 
 /** Resolves when `url` answers 2xx; rejects when the process has exited or after a minute. */
@@ -157,7 +215,7 @@ async function main(): Promise<void> {
     shutdown(1);
     return;
   }
-  console.log(`\nipcam demo ready:\n  Node-RED   ${demo.url}\n  simulator  ${demo.simulator.url} (user ${DEMO_USER}, password ${DEMO_PASSWORD})\n  snapshot   ${demo.url}/snapshot\nCtrl-C stops both.\n`);
+  console.log(`\nipcam demo ready:\n  Node-RED   ${demo.url}\n  simulator  ${demo.simulator.url} (user ${DEMO_USER}, password ${DEMO_PASSWORD})\n  gates      ${demo.fleet.map((s) => s.url).join(', ')} (the fleet example)\n  snapshot   ${demo.url}/snapshot\n  dashboard  ${demo.url}/dashboard/gate\nCtrl-C stops both.\n`);
 }
 
 if (require.main === module) {

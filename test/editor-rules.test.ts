@@ -3,10 +3,13 @@
  * is in it with exactly the limits lib/params gives, so no dialog keeps a rule of its own.
  */
 import { strict as assert } from 'node:assert';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runInNewContext } from 'node:vm';
 import { EDGE_RECORD_OPERATIONS, REQUEST_OPERATIONS, type Operation } from '../lib/ops';
+import { NODE_SETTINGS, settingsLimits } from '../lib/settings';
+import { EVENT_SERVER_SETTINGS } from '../lib/events/server';
+import { RELAY_SETTINGS } from '../lib/cgi/relay';
 import { PROJECT_ROOT } from './helpers';
 
 interface RulesEntry {
@@ -18,12 +21,18 @@ interface RulesEntry {
   params: unknown;
 }
 
-function generatedRules(): { operations: Record<string, RulesEntry[]> } {
-  const window: { IPCAM_RULES?: { operations: Record<string, RulesEntry[]> } } = {};
+interface Rules {
+  operations: Record<string, RulesEntry[]>;
+  settings: Record<string, Record<string, unknown>>;
+  ptz: unknown;
+}
+
+function generatedRules(): Rules {
+  const window: { IPCAM_RULES?: Rules } = {};
   runInNewContext(readFileSync(join(PROJECT_ROOT, 'resources', 'rules.js'), 'utf8'), { window });
   assert.ok(window.IPCAM_RULES, 'resources/rules.js sets window.IPCAM_RULES');
   // Objects of another realm: compared as data.
-  return JSON.parse(JSON.stringify(window.IPCAM_RULES)) as { operations: Record<string, RulesEntry[]> };
+  return JSON.parse(JSON.stringify(window.IPCAM_RULES)) as Rules;
 }
 
 function asRules(table: ReadonlyMap<string, Operation>): RulesEntry[] {
@@ -39,13 +48,39 @@ describe('editor rules generated from lib/ops', function () {
     assert.deepEqual(generatedRules().operations['edgerecord'], asRules(EDGE_RECORD_OPERATIONS));
   });
 
-  it('the dialogs of both nodes load the shared editor code and the rules, and copy no rule', function () {
-    for (const node of ['ipcam-request', 'ipcam-edgerecord']) {
-      const html = readFileSync(join(PROJECT_ROOT, 'nodes', `${node}.html`), 'utf8');
-      assert.match(html, /src="resources\/node-red-contrib-ipcam\/rules\.js"/);
-      assert.match(html, /src="resources\/node-red-contrib-ipcam\/editor\.js"/);
-      // No number range or value list written into the dialog itself.
-      assert.doesNotMatch(html, /\b(min|max)\s*:\s*\d/);
+  it('holds the limits of every node setting and of both PTZ interfaces, as lib/settings gives them', function () {
+    const rules = generatedRules();
+    const lib = JSON.parse(JSON.stringify(settingsLimits())) as { nodes: unknown; ptz: unknown };
+    assert.deepEqual(rules.settings, lib.nodes);
+    assert.deepEqual(rules.ptz, lib.ptz);
+    // Every node type but the two operation nodes has its settings there.
+    const types = readdirSync(join(PROJECT_ROOT, 'nodes')).filter((f) => f.endsWith('.html')).map((f) => f.replace(/\.html$/, ''));
+    assert.deepEqual(Object.keys(rules.settings).sort(), types.filter((t) => t !== 'ipcam-request' && t !== 'ipcam-edgerecord').sort());
+  });
+
+  it('the runtime checks a setting with the same parsers the rules are made of', function () {
+    assert.equal(NODE_SETTINGS['ipcam-event-server'], EVENT_SERVER_SETTINGS);
+    assert.equal(NODE_SETTINGS['ipcam-relay'], RELAY_SETTINGS);
+    const pulse = RELAY_SETTINGS.pulse.limits;
+    assert.equal(pulse.type, 'int');
+    if (pulse.type === 'int') assert.throws(() => RELAY_SETTINGS.pulse.parse(String(pulse.max + 1), 'Pulse'), { code: 'EINPUT' });
+  });
+
+  it('every dialog loads the shared editor code and the rules, copies no rule and has a palette label', function () {
+    const files = readdirSync(join(PROJECT_ROOT, 'nodes')).filter((f) => f.endsWith('.html'));
+    assert.equal(files.length, 16);
+    for (const file of files) {
+      const html = readFileSync(join(PROJECT_ROOT, 'nodes', file), 'utf8');
+      assert.match(html, /src="resources\/node-red-contrib-ipcam\/rules\.js"/, file);
+      assert.match(html, /src="resources\/node-red-contrib-ipcam\/editor\.js"/, file);
+      assert.match(html, /paletteLabel: "/, file);
+      // No number range, value list or hand-kept copy of a lib check in the dialog itself.
+      assert.doesNotMatch(html, /\b(min|max)\s*:\s*\d/, file);
+      assert.doesNotMatch(html, /[Mm]irrors/, file);
+      assert.doesNotMatch(html, /RED\.validators\.(regex|number)/, file);
+      assert.doesNotMatch(html, /\.test\(\w+\) && Number\(/, file);
+      // Result colours come from the theme.
+      assert.doesNotMatch(html, /#[0-9a-f]{6}"\s*:/i, file);
     }
   });
 });

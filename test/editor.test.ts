@@ -37,6 +37,55 @@ interface ExampleNode {
 }
 
 
+/** The ipcam-event-server of the gate example. */
+function exampleServer(): string {
+  const nodes = JSON.parse(readFileSync(join(PROJECT_ROOT, 'examples', 'gate-control.json'), 'utf8')) as ExampleNode[];
+  const server = nodes.find((n) => n.type === 'ipcam-event-server');
+  assert.ok(server, 'examples/gate-control.json has an ipcam-event-server');
+  return server.id;
+}
+
+/**
+ * One node of each type for the every-dialog test: its stored settings, and a field of its dialog
+ * with a value the rules refuse and one they accept (which is then saved and deployed).
+ */
+interface DialogCase {
+  type: string;
+  settings: Record<string, unknown>;
+  field: string;
+  bad: string;
+  good: string;
+  /** The setting the good value is saved in (default: the field's name). */
+  saved?: (node: Record<string, unknown>) => unknown;
+}
+
+const TEST_TAB = 'e2e0000000000001';
+
+function dialogCases(server: string): DialogCase[] {
+  const plate = (type: string): DialogCase => ({ type, settings: { group: '1' }, field: 'group', bad: ' 1', good: '2' });
+  return [
+    { type: 'ipcam-snapshot', settings: { source: 'xml', channel: '1', format: 'buffer' }, field: 'channel', bad: '999', good: '2' },
+    plate('ipcam-plate-add'),
+    plate('ipcam-plate-query'),
+    plate('ipcam-plate-modify'),
+    plate('ipcam-plate-delete'),
+    { ...plate('ipcam-plate-sync'), settings: { group: '1', dryRun: true } },
+    { type: 'ipcam-vehicle-config', settings: { channel: '' }, field: 'channel', bad: '0', good: '1' },
+    { type: 'ipcam-plate-event', settings: { server, lists: [], dedup: '0', images: 'none' }, field: 'dedup', bad: '-1', good: '5' },
+    { type: 'ipcam-detection-stream', settings: { detection: 'motion', groups: '', mode: 'single', emit: 'every' }, field: 'groups', bad: '1000', good: '1,2' },
+    { type: 'ipcam-input-monitor', settings: { kind: 'input', ports: '' }, field: 'ports', bad: '0', good: '1' },
+    { type: 'ipcam-ptz', settings: { api: 'xml', action: 'Stop', speed: '4', duration: '0', channel: '1' }, field: 'speed', bad: '9', good: '5' },
+    { type: 'ipcam-relay', settings: { output: '1', mode: 'pulse', pulse: '1000', sequence: '' }, field: 'pulse', bad: '0', good: '500' },
+    { type: 'ipcam-request', settings: { operation: 'getAlarmStatus', params: {} }, field: 'param-channel', bad: '0', good: '2', saved: (n) => (n['params'] as Record<string, unknown>)['channel'] },
+    { type: 'ipcam-edgerecord', settings: { operation: 'search', params: {} }, field: 'param-limit', bad: '100', good: '5', saved: (n) => (n['params'] as Record<string, unknown>)['limit'] },
+  ];
+}
+
+/** The input of a dialog field: `param-x` is an operation parameter, else the node's setting. */
+function fieldSelector(field: string, config = false): string {
+  return field.startsWith('param-') ? `#ipcam-${field}` : `#node-${config ? 'config-' : ''}input-${field}`;
+}
+
 /** The ipcam-device of the snapshot example (the demo points it at the simulator). */
 function exampleDevice(): { id: string; name: string } {
   const nodes = JSON.parse(readFileSync(join(PROJECT_ROOT, 'examples', 'snapshot-basics.json'), 'utf8')) as ExampleNode[];
@@ -57,6 +106,8 @@ describe('editor (Chromium)', function () {
   let page: Page;
   const browserErrors: string[] = [];
   const device = exampleDevice();
+  const server = exampleServer();
+  const cases = dialogCases(server);
 
   before(async function () {
     if (!existsSync(CHROMIUM)) {
@@ -77,6 +128,15 @@ describe('editor (Chromium)', function () {
       if (/^Failed to load resource/.test(message.text()) && source !== '' && !source.startsWith(origin)) return;
       browserErrors.push(`console.error: ${message.text()}${source ? ` (${source})` : ''}`);
     });
+    // A tab with one node of each type (of the demo's device and event server), deployed before
+    // the editor loads, for the every-dialog test.
+    const flows = (await (await fetch(`${demo.url}/flows`)).json()) as ExampleNode[];
+    const added = [
+      { id: TEST_TAB, type: 'tab', label: 'every dialog' },
+      ...cases.map((c, i) => ({ id: `e2e00000000001${String(i + 10)}`, type: c.type, z: TEST_TAB, name: '', x: 200, y: 60 + 60 * i, wires: c.type === 'ipcam-plate-event' ? [[], []] : [[]], ...(c.type === 'ipcam-plate-event' ? {} : { device: device.id }), ...c.settings })),
+    ];
+    const posted = await fetch(`${demo.url}/flows`, { method: 'POST', headers: { 'content-type': 'application/json', 'Node-RED-Deployment-Type': 'full' }, body: JSON.stringify([...flows, ...added]) });
+    assert.equal(posted.status, 204, await posted.text());
     await page.goto(demo.url);
     // The flows are loaded once the example's config node is known to the editor.
     await page.waitForFunction((id) => Boolean((globalThis as EditorGlobal).RED?.nodes?.node(id)), device.id, { timeout: 30000 });
@@ -138,7 +198,24 @@ describe('editor (Chromium)', function () {
     assert.match(refused, /^EAUTH: /);
     assert.doesNotMatch(refused, /not-the-password/);
     assert.match((await result.getAttribute('class')) ?? '', /ipcam-device-test-error/);
-    assert.match((await result.getAttribute('style')) ?? '', /color: rgb\(214, 49, 42\)/, 'the error shows in red');
+    // The theme's error colour (Node-RED 5's dark theme has its own), never a fixed one.
+    assert.match((await result.getAttribute('style')) ?? '', /color: var\(--red-ui-text-color-error\)/);
+    // Browser code as text: this project compiles without the DOM types.
+    const colours = (await page.evaluate(`(() => {
+      const probe = document.createElement('span');
+      probe.style.color = getComputedStyle(document.documentElement).getPropertyValue('--red-ui-text-color-error');
+      document.body.appendChild(probe);
+      const theme = getComputedStyle(probe).color;
+      probe.remove();
+      return { shown: getComputedStyle(document.getElementById('ipcam-device-test-result')).color, theme };
+    })()`)) as { shown: string; theme: string };
+    assert.equal(colours.shown, colours.theme);
+
+    // A result belongs to the settings it was tested with: a change clears it.
+    await page.fill('#node-config-input-timeout', '5000');
+    await page.locator('#ipcam-device-test-result', { hasText: /./ }).waitFor({ state: 'detached', timeout: 5000 }).catch(() => undefined);
+    assert.equal((await result.textContent()) ?? '', '');
+    assert.doesNotMatch((await result.getAttribute('class')) ?? '', /ipcam-device-test-error/);
 
     await page.locator('#node-config-dialog-cancel').click();
     await host.waitFor({ state: 'detached' });
@@ -211,7 +288,9 @@ describe('editor (Chromium)', function () {
     await server.waitFor({ state: 'visible' });
     assert.equal(await page.locator('#node-input-operation').inputValue(), 'testSmtp');
     assert.equal(await server.inputValue(), 'smtp.example.com');
-    assert.equal(await page.locator('#ipcam-param-password').getAttribute('type'), 'password');
+    // A secret is never a dialog field (the flow file keeps settings in clear): it comes from msg.payload.
+    assert.equal(await page.locator('#ipcam-param-password').count(), 0);
+    assert.match((await page.locator('.ipcam-param-row', { hasText: 'password' }).first().textContent()) ?? '', /from msg\.payload\.password \(a secret: never kept in the flow\)/);
     const port = page.locator('#ipcam-param-port');
     assert.match((await port.getAttribute('placeholder')) ?? '', /default 25/);
     await port.fill('70000');
@@ -225,6 +304,105 @@ describe('editor (Chromium)', function () {
     // The help lists every operation of the table, generated at build time.
     const help = (await page.locator('script[data-help-name="ipcam-request"]').first().textContent()) ?? '';
     for (const name of ['upgradeFirmware', 'testSmtp', 'lens', 'describeRtsp']) assert.match(help, new RegExp(`<dt>${name} `));
+  });
+
+  it('opens every node\'s dialog, marks a bad value, saves a good one, and deploys', async function () {
+    this.timeout(180000);
+    const edit = async (id: string, config?: string): Promise<void> => {
+      await page.evaluate(
+        ([nodeId, type]) => {
+          const red = (globalThis as unknown as { RED: { editor: { edit(node: unknown): void; editConfig(name: string, type: string, id: string): void }; nodes: { node(id: string): unknown } } }).RED;
+          if (type) red.editor.editConfig('', type, nodeId as string);
+          else red.editor.edit(red.nodes.node(nodeId as string));
+        },
+        [id, config] as const,
+      );
+    };
+    const markedBad = async (selector: string): Promise<boolean> => page.locator(selector).evaluate((el) => el.classList.contains('input-error') || el.getAttribute('aria-invalid') === 'true');
+    const enter = async (selector: string, value: string): Promise<void> => {
+      const input = page.locator(selector);
+      await input.fill(value);
+      await input.dispatchEvent('change');
+    };
+    const check = async (selector: string, bad: string, good: string, what: string): Promise<void> => {
+      await page.locator(selector).waitFor({ state: 'visible' });
+      await enter(selector, bad);
+      assert.ok(await markedBad(selector), `${what}: ${JSON.stringify(bad)} is marked`);
+      await enter(selector, good);
+      assert.ok(!(await markedBad(selector)), `${what}: ${JSON.stringify(good)} is not marked`);
+    };
+
+    // The config nodes: the demo's device and event server.
+    await edit(device.id, 'ipcam-device');
+    await check('#node-config-input-port', '70000', String(running().simulator.port), 'ipcam-device port');
+    await check('#node-config-input-host', 'http://127.0.0.1', '127.0.0.1', 'ipcam-device host');
+    await page.locator('#node-config-dialog-ok').click();
+    await page.locator('#node-config-input-port').waitFor({ state: 'detached' });
+    await edit(server, 'ipcam-event-server');
+    await check('#node-config-input-maxConnections', '0', '128', 'ipcam-event-server maxConnections');
+    await page.locator('#node-config-dialog-ok').click();
+    await page.locator('#node-config-input-maxConnections').waitFor({ state: 'detached' });
+
+    for (const [i, c] of cases.entries()) {
+      const id = `e2e00000000001${String(i + 10)}`;
+      await edit(id);
+      const selector = fieldSelector(c.field);
+      await check(selector, c.bad, c.good, `${c.type} ${c.field}`);
+      await page.fill('#node-input-name', `e2e ${c.type}`);
+      await page.locator('#node-dialog-ok').click();
+      await page.locator(selector).waitFor({ state: 'detached' });
+      const node = await page.evaluate((nodeId) => {
+        const n = (globalThis as unknown as { RED: { nodes: { node(id: string): Record<string, unknown> } } }).RED.nodes.node(nodeId);
+        return JSON.parse(JSON.stringify({ ...n, _def: undefined, _: undefined })) as Record<string, unknown>;
+      }, id);
+      assert.equal(node['name'], `e2e ${c.type}`);
+      assert.equal(String((c.saved ?? ((n) => n[c.field]))(node)), c.good, `${c.type}: the good value is saved`);
+      assert.notEqual(node['valid'], false, `${c.type}: the saved node is valid`);
+    }
+
+    await page.locator('#red-ui-header-button-deploy').click();
+    await page.waitForFunction(() => !(globalThis as unknown as { RED: { nodes: { dirty(): boolean } } }).RED.nodes.dirty(), undefined, { timeout: 30000 });
+    const deployed = (await (await page.request.get(`${running().url}/flows`)).json()) as Record<string, unknown>[];
+    for (const [i, c] of cases.entries()) {
+      const node = deployed.find((n) => n['id'] === `e2e00000000001${String(i + 10)}`);
+      assert.ok(node, `${c.type} is deployed`);
+      assert.equal(node['name'], `e2e ${c.type}`);
+      assert.equal(String((c.saved ?? ((n) => n[c.field]))(node)), c.good);
+    }
+    assert.equal(deployed.find((n) => n['id'] === server)?.['maxConnections'], '128');
+  });
+
+  it('starts a new plate-sync in dry run, and shows the plate lists by their meaning', async function () {
+    const dryRun = await page.evaluate(() => (globalThis as unknown as { RED: { nodes: { getType(t: string): { defaults: Record<string, { value: unknown }> } } } }).RED.nodes.getType('ipcam-plate-sync').defaults['dryRun']?.value);
+    assert.equal(dryRun, true);
+    const id = `e2e00000000001${String(cases.findIndex((c) => c.type === 'ipcam-plate-event') + 10)}`;
+    await page.evaluate((nodeId) => {
+      const red = (globalThis as unknown as { RED: { editor: { edit(node: unknown): void }; nodes: { node(id: string): unknown } } }).RED;
+      red.editor.edit(red.nodes.node(nodeId));
+    }, id);
+    const lists = page.locator('#ipcam-plate-event-lists');
+    await lists.waitFor({ state: 'visible' });
+    const text = (await lists.textContent()) ?? '';
+    for (const words of ['allow list (whiteList)', 'block list (blackList)', 'temporary list (temporaryList)', '(unknown)']) assert.ok(text.includes(words), `${words} in ${text}`);
+    await page.locator('#node-dialog-cancel').click();
+    await lists.waitFor({ state: 'detached' });
+  });
+
+  it('gives the PTZ tip of the chosen interface', async function () {
+    const id = `e2e00000000001${String(cases.findIndex((c) => c.type === 'ipcam-ptz') + 10)}`;
+    await page.evaluate((nodeId) => {
+      const red = (globalThis as unknown as { RED: { editor: { edit(node: unknown): void }; nodes: { node(id: string): unknown } } }).RED;
+      red.editor.edit(red.nodes.node(nodeId));
+    }, id);
+    const tip = page.locator('#ipcam-ptz-tip');
+    await tip.waitFor({ state: 'visible' });
+    assert.match((await tip.textContent()) ?? '', /"Left".*ids 1-360/s);
+    await page.selectOption('#node-input-api', 'cgi');
+    await page.locator('#ipcam-ptz-tip', { hasText: '"left"' }).waitFor();
+    assert.match((await tip.textContent()) ?? '', /numbers 0-31.*tours 0-3/s);
+    assert.equal(await page.locator('#node-input-action').inputValue(), 'stop');
+    await page.locator('#node-dialog-cancel').click();
+    await tip.waitFor({ state: 'detached' });
   });
 
   it('logs no errors in the browser console', function () {

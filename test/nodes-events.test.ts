@@ -525,6 +525,29 @@ describe('ipcam-event-server + ipcam-plate-event nodes', function () {
 
   // -------------------------------------------------------------------------------------------
 
+  describe('status times', function () {
+    it('are this host\'s local time, not UTC', async function () {
+      const zone = process.env['TZ'];
+      // A zone half an hour off UTC: its clock never reads like UTC's.
+      process.env['TZ'] = 'Asia/Kolkata';
+      try {
+        const { out, port } = await deployOne();
+        const before = new Date();
+        assert.equal(await post({ url: urlOf(port), plate: 'LOCAL1', images: false }), 200);
+        await out.nextPlate('the plate');
+        const shown = /^LOCAL1 (\d\d):(\d\d):\d\d$/.exec(String(lastStatus(PE).text));
+        assert.ok(shown, `status "${String(lastStatus(PE).text)}"`);
+        const minutes = Number(shown[1]) * 60 + Number(shown[2]);
+        const local = before.getHours() * 60 + before.getMinutes();
+        assert.ok(Math.abs(minutes - local) <= 1 || Math.abs(minutes - local) >= 1439, `shown ${shown[1]}:${shown[2]}, local ${before.getHours()}:${before.getMinutes()}`);
+        assert.notEqual(minutes, before.getUTCHours() * 60 + before.getUTCMinutes());
+      } finally {
+        if (zone === undefined) delete process.env['TZ'];
+        else process.env['TZ'] = zone;
+      }
+    });
+  });
+
   describe('filters', function () {
     it("lists ['whiteList'] drops blackList, temporaryList and unknown; empty lists emit every plate; other events pass", async function () {
       const port = await closedPort();

@@ -4,23 +4,12 @@
  * answers, bad input as EINPUT with nothing sent, and the destructive guard.
  */
 import { strict as assert } from 'node:assert';
-import { chooseOperation, REQUEST_OPERATIONS, runOperation, targetOf, type Operation } from '../lib/ops';
+import { chooseOperation, REQUEST_OPERATIONS, runOperation } from '../lib/ops';
 import { CERT_DUMP_MAX_LINES, parseCertificateDump, type CertificateInfo } from '../lib/ops/certificates';
 import { startSimulator, type Simulator } from '../lib/simulator';
 import { DeviceClient } from '../lib/transport/client';
 import { expectRejection, SIM_PASSWORD, SIM_USER } from './helpers';
-
-function op(name: string): Operation {
-  const found = REQUEST_OPERATIONS.get(name);
-  assert.ok(found, `no operation ${name}`);
-  return found;
-}
-
-function target(name: string, input: unknown): string {
-  const build = op(name).build;
-  assert.ok(build, `${name} has no single request`);
-  return targetOf(build(input));
-}
+import { requestOp as op, requestTarget as target } from './ops-helper';
 
 const GOOD = { country: 'SE', state: 'Skane', locality: 'Lund', organization: 'Acme AB', unit: 'Gate control', commonName: 'cam1.example.com', days: 365 };
 

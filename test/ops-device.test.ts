@@ -7,20 +7,15 @@
 import { strict as assert } from 'node:assert';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { IpcamError } from '../lib/errors';
-import { chooseOperation, REQUEST_OPERATIONS, runOperation, targetOf, type Operation } from '../lib/ops';
+import { chooseOperation, REQUEST_OPERATIONS, runOperation, targetOf } from '../lib/ops';
 import { startSimulator, type RecordedRequest, type Simulator } from '../lib/simulator';
 import { DeviceClient } from '../lib/transport/client';
 import { explainHttpPostFailure } from '../lib/xml/http-post';
 import { expectRejection, SIM_PASSWORD, SIM_USER } from './helpers';
+import { requestOp as op } from './ops-helper';
 
 const NS = 'http://www.ipc.com/ver10';
 const DECL = '<?xml version="1.0" encoding="UTF-8"?>\n';
-
-function op(name: string): Operation {
-  const found = REQUEST_OPERATIONS.get(name);
-  assert.ok(found, `no operation ${name}`);
-  return found;
-}
 
 describe('operations: XML device section', function () {
   let sim: Simulator;

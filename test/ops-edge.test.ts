@@ -6,7 +6,7 @@
  * number of requests), and bad input as EINPUT with nothing sent.
  */
 import { strict as assert } from 'node:assert';
-import { EDGE_RECORD_OPERATIONS, runOperation, targetOf, type Operation } from '../lib/ops';
+import { runOperation, targetOf } from '../lib/ops';
 import { MAX_ANSWER_LINES, parseEventNames, parseListing, parseRecords, RECORD_LIMIT } from '../lib/ops/edge';
 import { localDateTime } from '../lib/params';
 import { startSimulator, type RecordedRequest, type Simulator } from '../lib/simulator';
@@ -14,14 +14,9 @@ import { SNAPSHOT_JPEG } from '../lib/simulator/images';
 import { SimulatedRecords, type SimRecord } from '../lib/simulator/records';
 import { DeviceClient } from '../lib/transport/client';
 import { expectRejection, SIM_PASSWORD, SIM_USER } from './helpers';
+import { edgeOp as op } from './ops-helper';
 
 const FOLDER = 'IPCamera585B69000001';
-
-function op(name: string): Operation {
-  const found = EDGE_RECORD_OPERATIONS.get(name);
-  assert.ok(found, `no operation ${name}`);
-  return found;
-}
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

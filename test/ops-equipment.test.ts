@@ -4,22 +4,11 @@
  * sent, and an error line in a 200 answer as EDEVICE.
  */
 import { strict as assert } from 'node:assert';
-import { REQUEST_OPERATIONS, runOperation, targetOf, type Operation } from '../lib/ops';
+import { runOperation } from '../lib/ops';
 import { startSimulator, type Simulator } from '../lib/simulator';
 import { DeviceClient } from '../lib/transport/client';
 import { expectRejection, SIM_PASSWORD, SIM_USER } from './helpers';
-
-function op(name: string): Operation {
-  const found = REQUEST_OPERATIONS.get(name);
-  assert.ok(found, `no operation ${name}`);
-  return found;
-}
-
-function target(name: string, input: unknown): string {
-  const build = op(name).build;
-  assert.ok(build, `${name} has no single request`);
-  return targetOf(build(input));
-}
+import { requestOp as op, requestTarget as target } from './ops-helper';
 
 describe('operations: lens, climate, defog', function () {
   let sim: Simulator;

@@ -6,24 +6,13 @@
  */
 import { strict as assert } from 'node:assert';
 import { IpcamError } from '../lib/errors';
-import { chooseOperation, contextFor, REQUEST_OPERATIONS, runOperation, targetOf, type Operation } from '../lib/ops';
+import { chooseOperation, contextFor, REQUEST_OPERATIONS, runOperation } from '../lib/ops';
 import { FILE_DATA_MAX, FILE_PATH_MAX } from '../lib/ops/files';
 import { startSimulator, type Simulator } from '../lib/simulator';
 import { MAX_SIM_FILES } from '../lib/simulator/files';
 import { DeviceClient, MAX_TARGET } from '../lib/transport/client';
 import { expectRejection, SIM_PASSWORD, SIM_USER } from './helpers';
-
-function op(name: string): Operation {
-  const found = REQUEST_OPERATIONS.get(name);
-  assert.ok(found, `no operation ${name}`);
-  return found;
-}
-
-function target(name: string, input: unknown): string {
-  const build = op(name).build;
-  assert.ok(build, `${name} has no single request`);
-  return targetOf(build(input));
-}
+import { requestOp as op, requestTarget as target } from './ops-helper';
 
 describe('operations: readFile, writeFile', function () {
   let sim: Simulator;

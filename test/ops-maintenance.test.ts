@@ -6,18 +6,13 @@
  */
 import { strict as assert } from 'node:assert';
 import { createHash } from 'node:crypto';
-import { REQUEST_OPERATIONS, chooseOperation, runOperation, targetOf, type Operation } from '../lib/ops';
+import { REQUEST_OPERATIONS, chooseOperation, runOperation, targetOf } from '../lib/ops';
 import { BACKUP_MAX_BYTES, FIRMWARE_MAX_BYTES, FIRMWARE_POLLING, LANGUAGE_MAX_BYTES, attachmentName, parseProgress } from '../lib/ops/maintenance';
 import type { FieldLimits } from '../lib/params';
 import { startSimulator, type Simulator } from '../lib/simulator';
 import { DeviceClient } from '../lib/transport/client';
 import { expectRejection, SIM_PASSWORD, SIM_USER } from './helpers';
-
-function op(name: string): Operation {
-  const found = REQUEST_OPERATIONS.get(name);
-  assert.ok(found, `no operation ${name}`);
-  return found;
-}
+import { requestOp as op } from './ops-helper';
 
 /** A test's input in its title, Buffers by their size. */
 function shown(input: unknown): string {

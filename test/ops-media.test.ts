@@ -8,18 +8,13 @@
 import { strict as assert } from 'node:assert';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { Readable } from 'node:stream';
-import { REQUEST_OPERATIONS, chooseOperation, runOperation, type Operation } from '../lib/ops';
+import { REQUEST_OPERATIONS, chooseOperation, runOperation } from '../lib/ops';
 import { AUDIO_MAX_BYTES, RTSP_STREAM_PARAM } from '../lib/ops/media';
 import { parseSdp } from '../lib/sdp';
 import { startSimulator, type Simulator, type SimulatorAuth } from '../lib/simulator';
 import { DeviceClient } from '../lib/transport/client';
 import { expectRejection, SIM_PASSWORD, SIM_USER, waitFor } from './helpers';
-
-function op(name: string): Operation {
-  const found = REQUEST_OPERATIONS.get(name);
-  assert.ok(found, `no operation ${name}`);
-  return found;
-}
+import { requestOp as op } from './ops-helper';
 
 const EXPECTED_MEDIA = [
   { type: 'video', codec: 'H264', clockRate: 90000, control: 'trackID=1' },

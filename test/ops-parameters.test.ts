@@ -6,23 +6,12 @@
  */
 import { strict as assert } from 'node:assert';
 import { addParamGroup as addGroupFn, listParams as listFn, removeParamGroup as removeGroupFn, updateParams as updateFn } from '../lib/cgi/params';
-import { chooseOperation, REQUEST_OPERATIONS, runOperation, targetOf, type Operation } from '../lib/ops';
+import { chooseOperation, REQUEST_OPERATIONS, runOperation } from '../lib/ops';
 import { PARAM_NAME_MAX, PARAM_NAMES_MAX, PARAM_VALUE_MAX } from '../lib/ops/parameters';
 import { startSimulator, type Simulator } from '../lib/simulator';
 import { DeviceClient } from '../lib/transport/client';
 import { expectRejection, SIM_PASSWORD, SIM_USER } from './helpers';
-
-function op(name: string): Operation {
-  const found = REQUEST_OPERATIONS.get(name);
-  assert.ok(found, `no operation ${name}`);
-  return found;
-}
-
-function target(name: string, input: unknown): string {
-  const build = op(name).build;
-  assert.ok(build, `${name} has no single request`);
-  return targetOf(build(input));
-}
+import { requestOp as op, requestTarget as target } from './ops-helper';
 
 describe('operations: parameters', function () {
   let sim: Simulator;

@@ -10,23 +10,12 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WITHHELD_LINE } from '../lib/echo';
 import { IpcamError } from '../lib/errors';
-import { contextFor, REQUEST_OPERATIONS, runOperation, targetOf, type Operation } from '../lib/ops';
+import { contextFor, runOperation } from '../lib/ops';
 import { DEFAULT_MESSAGE, DEFAULT_SUBJECT, FTP_TEST_DATA, httpCodeOf, LOG_POLL_MS, logVerdict, secretForms, storageTestOk } from '../lib/ops/servetest';
 import { startSimulator, type RecordedRequest, type Simulator } from '../lib/simulator';
 import { DeviceClient } from '../lib/transport/client';
 import { expectRejection, SIM_PASSWORD, SIM_USER, waitFor } from './helpers';
-
-function op(name: string): Operation {
-  const found = REQUEST_OPERATIONS.get(name);
-  assert.ok(found, `no operation ${name}`);
-  return found;
-}
-
-function target(name: string, input: unknown): string {
-  const build = op(name).build;
-  assert.ok(build, `${name} has no single request`);
-  return targetOf(build(input));
-}
+import { requestOp as op, requestTarget as target } from './ops-helper';
 
 /** The requests the device accepted (a Digest challenge answered first is not one), as path?rawQuery. */
 function accepted(sim: Simulator): string[] {

@@ -317,10 +317,26 @@ describe('PTZ (lib) against the simulator', function () {
       sim.inject({ kind: 'slow', delay: 150, path: '/PtzControl', times: 1 });
       const m = new PtzMover(client);
       const moving = m.move({ action: 'Left', speed: 5 }).catch(() => undefined);
-      await waitFor('the move sent', () => sim.state.requestCount > 0);
+      // The move itself on its way (not only the caps lookup before it).
+      await waitFor('the move sent', () => sim.state.requests.some((r) => r.path.startsWith('/PtzControl')));
       await m.close(newClient());
       await moving;
       await waitFor('the camera stopped', () => !sim.state.ptz.channel(1).moving && stops(1).length === 1, 2000);
+    });
+
+    it('close while the caps lookup before a move is on its way: the move is never sent, nothing is left moving', async function () {
+      sim.inject({ kind: 'slow', delay: 150, path: '/PtzGetCaps', times: 1 });
+      const m = new PtzMover(client);
+      const moving = m.move({ action: 'Left', speed: 5 }).then(
+        () => 'sent',
+        (err: unknown) => (err instanceof IpcamError ? err.code : 'other'),
+      );
+      await waitFor('the caps lookup sent', () => sim.state.requests.some((r) => r.path.startsWith('/PtzGetCaps')));
+      await m.close(newClient());
+      assert.equal(await moving, 'ECONN');
+      await sleep(200);
+      assert.equal(sim.state.requests.filter((r) => r.path.startsWith('/PtzControl')).length, 0, 'a move was sent after close');
+      assert.equal(sim.state.ptz.channel(1).moving, false);
     });
 
     it('close sends nothing when the camera was not moving', async function () {

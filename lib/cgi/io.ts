@@ -4,7 +4,8 @@ import { idList, isBlank } from '../params';
 import type { DeviceClient } from '../transport/client';
 import { buildCgiPath, parseKeyValues } from './codec';
 
-export type IoKind = 'input' | 'output';
+export const IO_KINDS = ['input', 'output'] as const;
+export type IoKind = (typeof IO_KINDS)[number];
 
 /** One `IO<n>:<c>` line: `/` became active, `\` became inactive, `H`/`L` unchanged. */
 export interface IoState {
@@ -164,7 +165,8 @@ function edgeTo(active: boolean): 'rising' | 'falling' {
   return active ? 'rising' : 'falling';
 }
 
-export type DetectionType = 'motion' | 'audio';
+export const DETECTION_TYPES = ['motion', 'audio'] as const;
+export type DetectionType = (typeof DETECTION_TYPES)[number];
 
 export function detectionPath(type: DetectionType, groups: number[], single: boolean): string {
   if (type !== 'motion' && type !== 'audio') throw inputError(`Unknown detection ${JSON.stringify(type)}: use motion or audio`);

@@ -127,7 +127,11 @@ export async function cgiPtz(client: DeviceClient, input: unknown, signal?: Abor
  * the pending stop; `close()` stops a camera this mover left moving (a continuous move).
  */
 export class CgiPtzMover extends TimedMoves {
-  async move(input: unknown, signal?: AbortSignal): Promise<CgiPtzCommand> {
+  move(input: unknown, signal?: AbortSignal): Promise<CgiPtzCommand> {
+    return this.track(() => this.moveNow(input, signal));
+  }
+
+  private async moveNow(input: unknown, signal?: AbortSignal): Promise<CgiPtzCommand> {
     const fields = typeof input === 'object' && input !== null ? (input as Record<string, unknown>) : {};
     const duration = checkDuration(fields['duration']);
     const checked = checkCgiPtz(input);

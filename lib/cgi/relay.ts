@@ -1,6 +1,6 @@
 import { IpcamError, inputError } from '../errors';
 import { echo } from '../echo';
-import { checkWhole } from '../params';
+import { checkWhole, int, oneOf, text, withDefault } from '../params';
 import type { DeviceClient } from '../transport/client';
 import { buildCgiPath } from './codec';
 import { checkIo } from './io';
@@ -8,8 +8,11 @@ import { checkIo } from './io';
 /** Output action characters: `/` active, `\` inactive (sent as `%5C`). */
 const ACTIVE = '/';
 const INACTIVE = '\\';
-/** Every wait is followed by an action character: a trailing wait is not part of the syntax. */
-const SEQUENCE = /^(\d*):([/\\])((\d+)[/\\])*$/;
+/**
+ * `[relay]:<a>[<wait><a>...]`: a = `/` (active) or `\` (inactive), waits in ms. Every wait is
+ * followed by an action character: a trailing wait is not part of the syntax.
+ */
+export const SEQUENCE = /^(\d*):([/\\])((\d+)[/\\])*$/;
 /** Relay numbers this node accepts. */
 export const OUTPUT_MAX = 99;
 /** Longest pulse and longest wait of a sequence (ms). */
@@ -104,12 +107,20 @@ function refuse(value: unknown, what: 'payload' | 'state'): never {
   throw inputError(`Relay ${what} ${echo(value)} is not a relay command: use ${form}; nothing was sent`);
 }
 
+/** The settings of a relay node; the checks below use them, the editor's rules are their limits. */
+export const RELAY_SETTINGS = {
+  output: withDefault(int({ min: 1, max: OUTPUT_MAX }), 1),
+  mode: oneOf(RELAY_MODES),
+  pulse: int({ min: 1, max: PULSE_MAX }),
+  sequence: text({ max: SEQUENCE_MAX, pattern: SEQUENCE, patternText: '[relay]: then / or \\, each wait followed by / or \\ (e.g. 1:/300\\500/300\\)' }),
+};
+
 export function checkOutput(value: unknown): number {
-  return checkWhole(value ?? 1, 'Output (the relay number)', 1, OUTPUT_MAX);
+  return RELAY_SETTINGS.output.parse(value, 'Output (the relay number)');
 }
 
 export function checkPulse(value: unknown): number {
-  return checkWhole(value, 'Pulse (ms)', 1, PULSE_MAX);
+  return RELAY_SETTINGS.pulse.parse(value, 'Pulse (ms)');
 }
 
 /**

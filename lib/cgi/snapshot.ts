@@ -8,6 +8,8 @@ import { failureOf } from '../xml/device-errors';
 import { buildCgiPath, type CgiValue } from './codec';
 
 export const SNAPSHOT_SOURCES = ['jpg', 'cgi', 'xml'] as const;
+/** How a snapshot node hands the image on: a Buffer, base64 text or a data URL. */
+export const SNAPSHOT_FORMATS = ['buffer', 'base64', 'dataurl'] as const;
 export type SnapshotSource = (typeof SNAPSHOT_SOURCES)[number];
 
 export interface SnapshotRequest {

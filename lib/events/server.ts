@@ -4,6 +4,7 @@ import { BlockList, isIP, type AddressInfo, type DropArgument, type Socket } fro
 import type { Duplex } from 'node:stream';
 import { IpcamError, inputError } from '../errors';
 import { XML_NS } from '../xml/codec';
+import { int, optional, text, withDefault } from '../params';
 import { PostTooComplex, readDevicePost, type DevicePost, type ParseLimits } from './parse';
 import { WarningThrottle } from './throttle';
 
@@ -57,6 +58,31 @@ export const DEFAULT_MAX_BODY = 4 * 1024 * 1024;
 /** Each camera keeps one connection open; a few hundred devices per server is a large site. */
 export const DEFAULT_MAX_CONNECTIONS = 256;
 export const MAX_CONNECTIONS_LIMIT = 10_000;
+/** Largest body a setting may allow: far above any post with images (a few hundred KiB). */
+export const MAX_BODY_LIMIT = 256 * 1024 * 1024;
+export const DEFAULT_PORT = 5002;
+
+/** An IPv4 address, or one that looks like IPv6 (`isIP` decides). */
+const IP_LIKE = '(\\d{1,3}(\\.\\d{1,3}){3}|[0-9A-Fa-f.]*(:[0-9A-Fa-f.]*){2,})';
+
+/**
+ * The settings of an event server as the editor gives them, each checked here as the runtime
+ * checks it (`resolve`, `allowList`), so the editor's rules are this data.
+ */
+export const EVENT_SERVER_SETTINGS = {
+  port: withDefault(int({ min: 1, max: 65535 }), DEFAULT_PORT),
+  bind: optional(text({ max: 64, pattern: new RegExp(`^(localhost|${IP_LIKE})$`), patternText: 'an IP address of this machine, e.g. 0.0.0.0 (all) or 127.0.0.1' })),
+  path: optional(text({ max: 256, pattern: /^[^\s?#]*$/, patternText: 'a URL path like / or /lpr, without spaces, ? or #' })),
+  maxBody: withDefault(int({ min: 1, max: MAX_BODY_LIMIT }), DEFAULT_MAX_BODY),
+  maxConnections: withDefault(int({ min: 1, max: MAX_CONNECTIONS_LIMIT }), DEFAULT_MAX_CONNECTIONS),
+  allow: optional(
+    text({
+      max: 4096,
+      pattern: new RegExp(`^\\s*(${IP_LIKE}(/\\d{1,3})?)?(\\s*,\\s*(${IP_LIKE}(/\\d{1,3})?)?)*\\s*$`),
+      patternText: 'IP addresses or CIDRs separated by commas, e.g. 192.168.1.0/24, 10.0.0.5',
+    }),
+  ),
+};
 /** Cameras post a keep-alive every ~30 s; closing idle sockets sooner makes them reconnect constantly. */
 const KEEP_ALIVE_MS = 65_000;
 /** A device sends its headers at once: a request still incomplete after this is not a device. */
@@ -416,18 +442,14 @@ function listenError(err: unknown, opts: Resolved): IpcamError {
 }
 
 function resolve(o: EventServerOptions): Resolved {
-  const port = o.port ?? 5002;
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw inputError(`Port must be a whole number from 1 to 65535 (0 picks a free port), got ${String(o.port)}`);
+  // 0 (a free port) is for code; a setting names a port.
+  const port = o.port === 0 ? 0 : EVENT_SERVER_SETTINGS.port.parse(o.port, 'Port');
   const bind = o.bind?.trim() || '0.0.0.0';
   if (!isIP(bind) && bind !== 'localhost') throw inputError(`Bind address "${bind}" is not an IP address`);
   let path = o.path?.trim() || '/';
   if (!path.startsWith('/')) path = `/${path}`;
-  const maxBody = o.maxBody ?? DEFAULT_MAX_BODY;
-  if (!Number.isInteger(maxBody) || maxBody < 1) throw inputError(`maxBody must be a whole number of bytes above 0, got ${String(o.maxBody)}`);
-  const maxConnections = o.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
-  if (!Number.isInteger(maxConnections) || maxConnections < 1 || maxConnections > MAX_CONNECTIONS_LIMIT) {
-    throw inputError(`maxConnections must be a whole number from 1 to ${MAX_CONNECTIONS_LIMIT}, got ${String(o.maxConnections)}`);
-  }
+  const maxBody = EVENT_SERVER_SETTINGS.maxBody.parse(o.maxBody, 'maxBody (bytes)');
+  const maxConnections = EVENT_SERVER_SETTINGS.maxConnections.parse(o.maxConnections, 'maxConnections');
   const headersTimeout = o.headersTimeout ?? DEFAULT_HEADERS_TIMEOUT_MS;
   const requestTimeout = o.requestTimeout ?? Math.max(DEFAULT_REQUEST_TIMEOUT_MS, headersTimeout);
   if (!Number.isInteger(headersTimeout) || headersTimeout < 1) throw inputError(`headersTimeout must be a whole number of ms above 0, got ${String(o.headersTimeout)}`);

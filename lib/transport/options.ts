@@ -1,6 +1,7 @@
 import { isIPv6 } from 'node:net';
 import { inputError } from '../errors';
 import { echo } from '../echo';
+import { int, text, withDefault } from '../params';
 import type { AuthMode } from './auth';
 
 /** How to reach one camera or recorder; the settings and credentials of an `ipcam-device`. */
@@ -41,7 +42,27 @@ export const DEFAULT_TIMEOUT = 10_000;
 /** Longest timeout (ms): an hour; Node's timers cannot hold more than about 24 days anyway. */
 export const MAX_TIMEOUT = 3_600_000;
 
-const HOSTNAME = /^[A-Za-z0-9_]([A-Za-z0-9_-]*[A-Za-z0-9_])?(\.[A-Za-z0-9_]([A-Za-z0-9_-]*[A-Za-z0-9_])?)*\.?$/;
+export const MIN_PORT = 1;
+export const MAX_PORT = 65535;
+/** Longest host name (RFC 1035). */
+export const HOST_MAX = 253;
+
+const HOSTNAME_SOURCE = '[A-Za-z0-9_]([A-Za-z0-9_-]*[A-Za-z0-9_])?(\\.[A-Za-z0-9_]([A-Za-z0-9_-]*[A-Za-z0-9_])?)*\\.?';
+const HOSTNAME = new RegExp(`^${HOSTNAME_SOURCE}$`);
+/** Looks like an IPv6 address (at least two colons), bracketed or not; `isIP` decides. */
+const IPV6_LIKE = '\\[?[0-9A-Fa-f.]*(:[0-9A-Fa-f.]*){2,}\\]?';
+/**
+ * What a Host setting looks like: a host name, an IPv4 or an IPv6 address, with no scheme, path,
+ * user or port. The editor marks anything else; `resolveDeviceOptions` checks it exactly.
+ */
+export const HOST_PATTERN = new RegExp(`^(${HOSTNAME_SOURCE}|${IPV6_LIKE})$`);
+
+/** A TCP port of a device (or of the event server's listener set in the editor). */
+export const PORT = int({ min: MIN_PORT, max: MAX_PORT });
+/** The Host setting as the editor checks it (`checkHost` then tells a scheme, a path or a port apart). */
+export const HOST = text({ max: HOST_MAX + 2, pattern: HOST_PATTERN, patternText: 'an address only, e.g. 192.168.1.20 (no http://, path or port)' });
+/** The Timeout setting: whole ms (the runtime also takes a fraction from code). */
+export const TIMEOUT = withDefault(int({ min: 1, max: MAX_TIMEOUT }), DEFAULT_TIMEOUT);
 
 /** Checks every setting and fills in defaults; throws `EINPUT` naming the first bad one. */
 export function resolveDeviceOptions(options: DeviceOptions): ResolvedDeviceOptions {
@@ -49,7 +70,7 @@ export function resolveDeviceOptions(options: DeviceOptions): ResolvedDeviceOpti
   const protocol = options.protocol ?? 'http';
   if (protocol !== 'http' && protocol !== 'https') throw inputError(`Unknown protocol ${echo(protocol)}: use http or https`);
   const port = options.port ?? (protocol === 'https' ? 443 : 80);
-  if (!Number.isInteger(port) || port < 1 || port > 65535) throw inputError(`Port must be a whole number from 1 to 65535, got ${echo(options.port)}`);
+  PORT.parse(port, 'Port');
   const auth = options.auth ?? 'auto';
   if (auth !== 'auto' && auth !== 'basic' && auth !== 'digest') throw inputError(`Unknown auth ${echo(auth)}: use auto, basic or digest`);
   const timeout = options.timeout ?? DEFAULT_TIMEOUT;
@@ -109,6 +130,6 @@ function checkHost(value: unknown): string {
   const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
   if (isIPv6(bare)) return bare;
   if (bare.includes(':')) throw inputError(`Host ${echo(host)} has a port: put the port in the Port setting`);
-  if (bare.length > 253 || !HOSTNAME.test(bare)) throw inputError(`Host ${echo(host)} is not a valid host name or IP address`);
+  if (bare.length > HOST_MAX || !HOSTNAME.test(bare)) throw inputError(`Host ${echo(host)} is not a valid host name or IP address`);
   return bare;
 }

@@ -1,6 +1,6 @@
 import { inputError } from '../errors';
 import { echo } from '../echo';
-import { checkDeviceDateTime, checkText, type TextRule } from '../params';
+import { checkDeviceDateTime, checkText, text, type TextRule } from '../params';
 
 /** A plate as flows give it; `group` defaults to `'1'`. */
 export interface PlateInput {
@@ -33,6 +33,12 @@ export const PLATE_RULES = {
   phone: { what: 'Plate phone', max: 32, min: 0, xml: true },
 } as const satisfies Record<string, TextRule>;
 const OPTIONAL_TEXT = ['owner', 'phone'] as const;
+
+/**
+ * The Group setting of the plate nodes: sent as it stands, so not blank and without spaces
+ * around it (a group in msg.payload is checked by `checkGroup`).
+ */
+export const PLATE_GROUP = text({ max: PLATE_RULES.group.max, pattern: /^\S(.*\S)?$/, patternText: 'the plate group, e.g. 1 (not blank, no spaces around it)' });
 
 /** `YYYY-MM-DD HH:MM:SS` that names a real moment (no 2026-02-30, no 25:00:00). */
 export function checkDateTime(value: unknown, what: string): string {

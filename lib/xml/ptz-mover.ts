@@ -56,7 +56,12 @@ function commandOf(value: unknown): XmlPtzCommand | undefined {
  * (its pending Stop no longer applies); saving, removing, listing and stopping a cruise move nothing.
  */
 export class PtzMover extends TimedMoves {
-  async move(request: PtzMove, signal?: AbortSignal): Promise<PtzOutcome> {
+  move(request: PtzMove, signal?: AbortSignal): Promise<PtzOutcome> {
+    // The caps lookup comes before the command: close waits for it too.
+    return this.track(() => this.moveNow(request, signal));
+  }
+
+  private async moveNow(request: PtzMove, signal?: AbortSignal): Promise<PtzOutcome> {
     const command = commandOf(request.action);
     if (command) return this.presetCommand(command, request, signal);
     let action: PtzAction;

@@ -1,0 +1,94 @@
+/**
+ * The settings of every node, as the parsers that check them: each range and allowed value is
+ * taken from the lib module that owns it (never written again here), and `settingsLimits()` is
+ * what `scripts/build.js` writes into the editor's generated rules file. A dialog marks a bad
+ * value with exactly the limits the runtime enforces.
+ */
+import { DETECTION_TYPES, IO_IDS, IO_KINDS } from './cgi/io';
+import { CGI_MOVES, PRESET_MAX, PRESET_NAME_FORBIDDEN, PRESET_NAME_MAX, TOUR_MAX } from './cgi/ptz';
+import { RELAY_SETTINGS } from './cgi/relay';
+import { SNAPSHOT_FORMATS, SNAPSHOT_SOURCES } from './cgi/snapshot';
+import { DEDUP_WINDOW_MAX_S } from './events/dedup';
+import { LIST_TYPES } from './events/filter';
+import { EVENT_SERVER_SETTINGS } from './events/server';
+import { int, oneOf, optional, text, withDefault, type FieldLimits, type Param } from './params';
+import { MAX_DURATION } from './timed-moves';
+import { HOST, PORT, TIMEOUT } from './transport/options';
+import { MAX_CHANNEL } from './xml/channel';
+import { PLATE_GROUP } from './xml/plate-input';
+import { DEFAULT_SPEED_RANGE, PTZ_ACTIONS } from './xml/ptz';
+import { XML_PTZ_COMMANDS } from './xml/ptz-mover';
+import { XML_CRUISE_ID, XML_PRESET_ID, XML_PRESET_NAME_MAX } from './xml/ptz-presets';
+
+/** A channel setting: blank leaves the device's default. */
+const CHANNEL = optional(int({ min: 1, max: MAX_CHANNEL }));
+const PLATE_NODE = { group: PLATE_GROUP };
+
+/** The preset and tour commands a PTZ node's Action setting can name on the CGI interface (`move` needs msg.payload.move). */
+const CGI_COMMANDS = ['gotoPreset', 'savePreset', 'removePreset', 'removeAllPresets', 'startTour', 'stopTour'] as const;
+
+/** The PTZ interfaces: the actions a setting can name, and what msg.payload.preset and .tour take. */
+export const PTZ_APIS = {
+  xml: {
+    action: oneOf([...PTZ_ACTIONS, ...XML_PTZ_COMMANDS]),
+    preset: int(XML_PRESET_ID),
+    presetName: text({ max: XML_PRESET_NAME_MAX }),
+    tour: int(XML_CRUISE_ID),
+  },
+  cgi: {
+    action: oneOf([...CGI_MOVES, ...CGI_COMMANDS]),
+    preset: int({ min: 0, max: PRESET_MAX }),
+    presetName: text({ max: PRESET_NAME_MAX, forbid: PRESET_NAME_FORBIDDEN }),
+    tour: int({ min: 0, max: TOUR_MAX }),
+  },
+} as const;
+
+/** Every node type's settings that a dialog checks, by setting name. */
+export const NODE_SETTINGS: Record<string, Record<string, Param<unknown>>> = {
+  'ipcam-device': {
+    host: HOST,
+    port: optional(PORT),
+    protocol: oneOf(['http', 'https']),
+    auth: oneOf(['auto', 'basic', 'digest']),
+    timeout: TIMEOUT,
+  },
+  'ipcam-snapshot': { source: oneOf(SNAPSHOT_SOURCES), channel: CHANNEL, format: oneOf(SNAPSHOT_FORMATS) },
+  'ipcam-plate-add': PLATE_NODE,
+  'ipcam-plate-query': PLATE_NODE,
+  'ipcam-plate-modify': PLATE_NODE,
+  'ipcam-plate-delete': PLATE_NODE,
+  'ipcam-plate-sync': PLATE_NODE,
+  'ipcam-vehicle-config': { channel: CHANNEL },
+  'ipcam-event-server': EVENT_SERVER_SETTINGS,
+  'ipcam-plate-event': {
+    lists: oneOf(LIST_TYPES),
+    dedup: withDefault(int({ min: 0, max: DEDUP_WINDOW_MAX_S }), 0),
+    images: oneOf(['none', 'buffer', 'base64']),
+  },
+  'ipcam-detection-stream': { detection: oneOf(DETECTION_TYPES), groups: optional(IO_IDS), mode: oneOf(['stream', 'single']), emit: oneOf(['every', 'change', 'trigger']) },
+  'ipcam-input-monitor': { kind: oneOf(IO_KINDS), ports: optional(IO_IDS) },
+  'ipcam-ptz': {
+    api: oneOf(['xml', 'cgi']),
+    speed: optional(int(DEFAULT_SPEED_RANGE)),
+    duration: withDefault(int({ min: 0, max: MAX_DURATION }), 0),
+    channel: CHANNEL,
+  },
+  'ipcam-relay': RELAY_SETTINGS,
+};
+
+type LimitsOf<T> = { [K in keyof T]: T[K] extends Param<unknown> ? FieldLimits : LimitsOf<T[K]> };
+
+function limitsOf<T extends Record<string, unknown>>(params: T): LimitsOf<T> {
+  const out: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(params)) {
+    out[name] = typeof value === 'object' && value !== null && 'limits' in value && 'parse' in value ? (value as Param<unknown>).limits : limitsOf(value as Record<string, unknown>);
+  }
+  return out as LimitsOf<T>;
+}
+
+/** The limits of every node setting and of the PTZ interfaces, as JSON-safe data for the editor. */
+export function settingsLimits(): { nodes: Record<string, Record<string, FieldLimits>>; ptz: LimitsOf<typeof PTZ_APIS> } {
+  const nodes: Record<string, Record<string, FieldLimits>> = {};
+  for (const [type, params] of Object.entries(NODE_SETTINGS)) nodes[type] = limitsOf(params) as Record<string, FieldLimits>;
+  return { nodes, ptz: limitsOf(PTZ_APIS) };
+}
