@@ -11,9 +11,12 @@ export const DEVICE_WORDS_MAX = 120;
 
 /** C0 and C1 controls, DEL and the Unicode line and paragraph separators: anything that breaks or hides a line. */
 // eslint-disable-next-line no-control-regex -- finding control characters is the point
-const LINE_BREAKERS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/gu;
+export const LINE_BREAKER = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/u;
 /** A surrogate half without its other half (not a character; JSON and URLs cannot carry it). */
-const LONE_SURROGATE = /\p{Cs}/gu;
+export const LONE_SURROGATE = /\p{Cs}/u;
+/** The same, for replacing every one of them. */
+const LINE_BREAKERS = new RegExp(LINE_BREAKER.source, 'gu');
+const LONE_SURROGATES = new RegExp(LONE_SURROGATE.source, 'gu');
 
 /**
  * A given value as it may appear in an error or log text: text quoted, shortened to `max`
@@ -36,7 +39,7 @@ export function echo(value: unknown, max = ECHO_MAX): string {
 export function oneLine(text: string, max: number): string {
   // Cut first: the work stays bounded however long the text is.
   const head = text.length > max * 2 + 16 ? text.slice(0, max * 2 + 16) : text;
-  const flat = head.replace(LINE_BREAKERS, ' ').replace(LONE_SURROGATE, '\ufffd').replace(/ {2,}/g, ' ').trim();
+  const flat = head.replace(LINE_BREAKERS, ' ').replace(LONE_SURROGATES, '\ufffd').replace(/ {2,}/g, ' ').trim();
   return cut(flat, max);
 }
 
@@ -91,5 +94,5 @@ function escapeLine(text: string): string {
       if (c === '\t') return '\\t';
       return `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
     })
-    .replace(LONE_SURROGATE, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
+    .replace(LONE_SURROGATES, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
 }

@@ -7,13 +7,10 @@
  * `EINPUT` naming the field, thrown before anything is sent.
  */
 import { inputError } from './errors';
-import { echo } from './echo';
+import { echo, LINE_BREAKER, LONE_SURROGATE } from './echo';
 
 /** Characters XML 1.0 cannot carry: controls other than tab, LF and CR, U+FFFE/U+FFFF, lone surrogates. */
 const NOT_XML = /[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\u{10000}-\u{10ffff}]/u;
-/** C0 and C1 controls, DEL, and the Unicode line and paragraph separators. */
-// eslint-disable-next-line no-control-regex -- finding control characters is the point
-const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/u;
 /** C0 controls and DEL except tab: what breaks the line-based `key=value` answers of the CGI interface. */
 // eslint-disable-next-line no-control-regex -- finding control characters is the point
 const CONTROL_BUT_TAB = /[\u0000-\u0008\u000a-\u001f\u007f]/u;
@@ -21,8 +18,6 @@ const CONTROL_BUT_TAB = /[\u0000-\u0008\u000a-\u001f\u007f]/u;
 // eslint-disable-next-line no-control-regex -- finding control characters is the point
 const CONTROL_BUT_LINES = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/u;
 const KIND_TEXT = { line: 'one line of text', value: 'text without line breaks', multiline: 'text' } as const;
-/** Half of a surrogate pair alone: neither XML nor a URL (UTF-8) can carry it. */
-const LONE_SURROGATE = /\p{Cs}/u;
 
 /** The first character XML 1.0 cannot carry, or undefined when the text is fit for an XML document. */
 export function notXmlChar(text: string): string | undefined {
@@ -61,7 +56,7 @@ export function checkText(value: unknown, rule: TextRule): string {
   const shown = rule.secret ? '(hidden)' : echo(text);
   if (LONE_SURROGATE.test(text)) throw inputError(`${rule.what} ${shown} holds half of a character (a lone surrogate)`);
   const kind = rule.kind ?? 'line';
-  const control = (kind === 'line' ? CONTROL : kind === 'value' ? CONTROL_BUT_TAB : CONTROL_BUT_LINES).exec(text)?.[0];
+  const control = (kind === 'line' ? LINE_BREAKER : kind === 'value' ? CONTROL_BUT_TAB : CONTROL_BUT_LINES).exec(text)?.[0];
   if (control !== undefined) throw inputError(`${rule.what} ${shown} holds a control character (${codeOf(control)}): it must be ${KIND_TEXT[kind]}`);
   const notXml = rule.xml ? notXmlChar(text) : undefined;
   if (notXml !== undefined) throw inputError(`${rule.what} ${shown} holds ${codeOf(notXml)}, which XML 1.0 cannot carry`);

@@ -1,4 +1,4 @@
-import { deviceWords } from '../echo';
+import { deviceWords, LONE_SURROGATE } from '../echo';
 import { IpcamError, inputError } from '../errors';
 
 /**
@@ -46,7 +46,7 @@ function isPairList(params: CgiParams): params is ReadonlyArray<readonly [string
 /** Encodes the reserved characters of spec rule 3, spaces, `%` and non-ASCII (UTF-8). */
 export function encodeCgi(text: string): string {
   // A lone surrogate has no UTF-8 form (encodeURIComponent throws URIError): refused, not crashed on.
-  if (/\p{Cs}/u.test(text)) throw inputError('A value holds half of a character (a lone surrogate) and cannot be sent');
+  if (LONE_SURROGATE.test(text)) throw inputError('A value holds half of a character (a lone surrogate) and cannot be sent');
   return encodeURIComponent(text);
 }
 
