@@ -15,6 +15,10 @@ export interface FlowNode {
 export interface RuntimeProbe {
   rss: number;
   heapUsed: number;
+  /** What V8 has reserved for its heap: it grows in steps and is kept after a GC, and RSS follows it. */
+  heapTotal: number;
+  /** Memory outside the V8 heap held by JS objects (Buffers among it). */
+  external: number;
   fds: number;
 }
 
@@ -107,7 +111,7 @@ function settingsFile(port: number): string {
     const fds = require('fs').readdirSync('/proc/self/fd').length;
     const memory = process.memoryUsage();
     res.setHeader('content-type', 'application/json');
-    res.end(JSON.stringify({ rss: memory.rss, heapUsed: memory.heapUsed, fds: fds }));
+    res.end(JSON.stringify({ rss: memory.rss, heapUsed: memory.heapUsed, heapTotal: memory.heapTotal, external: memory.external, fds: fds }));
   },
 };
 `;

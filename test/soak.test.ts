@@ -4,7 +4,7 @@ import { startSimulator, type PostingRun, type Simulator } from '../lib/simulato
 import { SIM_PASSWORD, SIM_USER, waitFor } from './helpers';
 import { ChildRuntime, freePort, type FlowNode, type RuntimeProbe } from './runtime-child';
 
-const REDEPLOYS = 300;
+const REDEPLOYS = 1000;
 const TAB = 'soak-tab';
 const DEVICE = 'soak-device';
 const DEVICE_TAB = 'soak-devices';
@@ -54,7 +54,7 @@ function mb(bytes: number): string {
   return `${(bytes / 1048576).toFixed(1)} MB`;
 }
 
-describe('process soak: 300 full redeploys of a real Node-RED runtime while parts flow', function () {
+describe('process soak: 1,000 full redeploys of a real Node-RED runtime while parts flow', function () {
   this.timeout(20 * 60_000);
   let sim: Simulator;
   let runtime: ChildRuntime;
@@ -96,12 +96,12 @@ describe('process soak: 300 full redeploys of a real Node-RED runtime while part
       // Let the streams connect and parts flow before the next stop, at a varying point.
       await sleep(5 + (deploy % 7) * 5);
       assert.ok(runtime.alive, `the runtime exited at deploy ${deploy}:\n${runtime.output.slice(-4000)}`);
-      if (deploy === 30 || deploy % 100 === 0) probes.push({ when: `after ${String(deploy).padStart(3)} deploys`, probe: await runtime.probe() });
+      if (deploy === 50 || deploy % 250 === 0) probes.push({ when: `after ${String(deploy).padStart(4)} deploys`, probe: await runtime.probe() });
     }
     await waitFor('the runtime to settle', () => sim.state.io.openStreams <= 2, 10_000);
-    probes.push({ when: 'settled          ', probe: await runtime.probe() });
+    probes.push({ when: 'settled           ', probe: await runtime.probe() });
 
-    for (const { when, probe } of probes) console.log(`      ${when}: ${probe.fds} fds, RSS ${mb(probe.rss)}, heap ${mb(probe.heapUsed)}`);
+    for (const { when, probe } of probes) console.log(`      ${when}: ${probe.fds} fds, heap ${mb(probe.heapUsed)} used of ${mb(probe.heapTotal)}, external ${mb(probe.external)}, RSS ${mb(probe.rss)}`);
     console.log(`      simulator: ${sim.state.requestCount - before} requests, ${sim.state.io.openStreams} streams open at the end`);
     const first = probes[0]!.probe;
     const last = probes[probes.length - 1]!.probe;
@@ -110,6 +110,14 @@ describe('process soak: 300 full redeploys of a real Node-RED runtime while part
     // Warm-up (module loading, JIT, first deploys) is behind the first probe.
     assert.ok(last.fds <= first.fds + 5, `file descriptors grew from ${first.fds} to ${last.fds}`);
     assert.ok(last.heapUsed <= first.heapUsed + 8 * 1048576, `heap grew from ${mb(first.heapUsed)} to ${mb(last.heapUsed)}`);
-    assert.ok(last.rss <= first.rss + 40 * 1048576, `RSS grew from ${mb(first.rss)} to ${mb(last.rss)}`);
+    assert.ok(last.external <= first.external + 8 * 1048576, `external memory grew from ${mb(first.external)} to ${mb(last.external)}`);
+    // RSS is no leak signal of its own: V8 keeps the heap it reserved after a GC and grows it in
+    // steps of tens of MB (seen on Node 24: heapTotal 120 -> 188 MB within 50 deploys while
+    // heapUsed stayed flat), and malloc keeps its high-water mark, which steps up once or twice
+    // and then stays (seen: +30 MB between deploys 250 and 500, flat up to 1,500). The leak
+    // signals are heap used and external memory after GC, and file descriptors, above; what RSS
+    // holds beyond V8's reservation only has to stay within one such step.
+    const native = (p: RuntimeProbe): number => p.rss - p.heapTotal;
+    assert.ok(native(last) <= native(first) + 64 * 1048576, `RSS beyond the V8 heap grew from ${mb(native(first))} to ${mb(native(last))}`);
   });
 });
