@@ -86,7 +86,9 @@ export interface SinkStats {
   arrived: number;
   /** Messages whose plate named no expected post, or one that had arrived already. */
   strays: number;
+  /** Both clocks of the runtime at the time of the answer. */
   monotonic: number;
+  wall: number;
   /** The event server's bounded state: open connections, senders holding them, body bytes being received. */
   server: { connections: number; senders: number; bodyBytes: number } | undefined;
 }

@@ -10,6 +10,7 @@
  * - `GET /bench-sink/stats`: messages noted, strays, the clock, and the event server's own counts.
  * - `GET /bench-sink/arrivals`: the arrival times (Float64Array bytes, NaN: not arrived).
  */
+import { performance } from 'node:perf_hooks';
 import type { EventServer } from '../lib/events/server';
 import type { EventServerConfigNode } from '../nodes/event-config';
 import type { AdminRequest, AdminResponse, Node, NodeAPI, NodeDef, NodeMessage } from '../nodes/red';
@@ -60,7 +61,7 @@ export = function register(RED: NodeAPI): void {
   });
 
   RED.httpAdmin.get('/bench-sink/stats', (_req: AdminRequest, res: AdminResponse) => {
-    const stats: SinkStats = { arrived, strays, monotonic: monotonicMs(), server: serverCounts() };
+    const stats: SinkStats = { arrived, strays, monotonic: monotonicMs(), wall: performance.timeOrigin + performance.now(), server: serverCounts() };
     res.json(stats);
   });
 
