@@ -4,9 +4,11 @@
  * (200, the same XML document and headers), and does nothing else: no limits, no parse, no
  * Node-RED. Its CPU per post is the least any Node.js receiver of these posts can spend.
  *
- * First message out: `{ type: 'listening', port }`; in: `'clock'`, `'exit'`.
+ * First message out: `{ type: 'listening', port }`; in: `'clock'`, `'probe'` (memory after GC: run
+ * with --expose-gc), `'connections'` (the count alone), `'exit'`.
  */
 import { createServer } from 'node:http';
+import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { SUCCESS_DOCUMENT } from '../lib/events/server';
 import { monotonicMs, type FloorReply } from './event-protocol';
@@ -31,12 +33,26 @@ const server = createServer({ keepAliveTimeout: KEEP_ALIVE_MS }, (req, res) => {
   });
 });
 
+let connections = 0;
+server.on('connection', (socket: Socket) => {
+  connections += 1;
+  socket.once('close', () => (connections -= 1));
+});
+
 const reply = (message: FloorReply): void => {
   process.send?.(message);
 };
 
 process.on('message', (message: unknown) => {
   if (message === 'clock') reply({ type: 'clock', clock: { monotonic: monotonicMs(), wall: performance.timeOrigin + performance.now() } });
+  if (message === 'probe') {
+    const gc = (globalThis as { gc?: () => void }).gc;
+    gc?.();
+    gc?.();
+    const memory = process.memoryUsage();
+    reply({ type: 'probe', probe: { rss: memory.rss, heapUsed: memory.heapUsed, external: memory.external, connections } });
+  }
+  if (message === 'connections') reply({ type: 'probe', probe: { rss: NaN, heapUsed: NaN, external: NaN, connections } });
   if (message === 'exit') {
     server.closeAllConnections();
     server.close(() => process.disconnect());

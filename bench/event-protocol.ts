@@ -79,7 +79,15 @@ export interface RunResult {
 
 export type LoadReply = { type: 'clock'; clock: ClockReading } | { type: 'ready' } | { type: 'result'; result: RunResult } | { type: 'closed' } | { type: 'error'; message: string };
 
-export type FloorReply = { type: 'listening'; port: number } | { type: 'clock'; clock: ClockReading };
+/** Memory of a receiver after a full GC, and the connections it holds. */
+export interface MemoryProbe {
+  rss: number;
+  heapUsed: number;
+  external: number;
+  connections: number;
+}
+
+export type FloorReply = { type: 'listening'; port: number } | { type: 'clock'; clock: ClockReading } | { type: 'probe'; probe: MemoryProbe };
 
 /** What the bench's sink node (event-sink-node.ts) reports at `GET /bench-sink/stats`. */
 export interface SinkStats {

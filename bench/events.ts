@@ -12,7 +12,8 @@
  * from /proc, every thread). The headline is our CPU per event over the floor's.
  *
  * Environment, for a quicker or a profiled run: IPCAM_BENCH_EVENTS_SECONDS (seconds per rate run,
- * default 20; the camera runs take half), IPCAM_BENCH_EVENTS_REPS (default 3),
+ * default 20; the camera runs take half), IPCAM_BENCH_EVENTS_REPS (default 3), IPCAM_BENCH_EVENTS_RATES
+ * (offered rates, default 1000,3000),
  * IPCAM_BENCH_EVENTS_PROFILE=<dir> (Node-RED runs with --cpu-prof into <dir>; a summary is printed).
  */
 import { fork, execFileSync, type ChildProcess, type Serializable } from 'node:child_process';
@@ -25,9 +26,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { eventContentType, buildPlateEvent } from '../lib/simulator/events';
 import type { Simulator } from '../lib/simulator';
 import { ChildRuntime, freePort, type FlowNode, type RuntimeProbe } from '../test/runtime-child';
-import { monotonicMs, type ClockReading, type FloorReply, type LoadReply, type LoadRequest, type RunSpec, type Schedule, type SinkStats } from './event-protocol';
+import { monotonicMs, type ClockReading, type FloorReply, type LoadReply, type LoadRequest, type MemoryProbe, type RunSpec, type Schedule, type SinkStats } from './event-protocol';
 
-const RATES = [1_000, 3_000];
+const RATES = (process.env['IPCAM_BENCH_EVENTS_RATES'] ?? '1000,3000').split(',').map(Number);
 const RATE_SECONDS = positiveEnv('IPCAM_BENCH_EVENTS_SECONDS', 20);
 const REPS = positiveEnv('IPCAM_BENCH_EVENTS_REPS', 3);
 /** Keep-alive connections of the load's pool: far more than are ever busy at once (the bench prints the most in flight). */
@@ -115,8 +116,8 @@ class Child<Reply extends { type: string }> {
   }
 }
 
-function forkBench(file: string): ChildProcess {
-  return fork(join(__dirname, file), [], { serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: [] });
+function forkBench(file: string, execArgv: string[] = []): ChildProcess {
+  return fork(join(__dirname, file), [], { serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv });
 }
 
 /** CPU time of process `pid` so far, every thread, in microseconds (utime + stime of /proc/<pid>/stat). */
@@ -254,7 +255,7 @@ async function startRig(): Promise<Rig> {
   const eventPort = await freePort();
   await runtime.deploy(benchFlow(eventPort));
   await waitForPort(eventPort);
-  const floor = new Child<FloorReply>('floor server', forkBench('event-floor.js'));
+  const floor = new Child<FloorReply>('floor server', forkBench('event-floor.js', ['--expose-gc']));
   const { port: floorPort } = await floor.ask(undefined, 'listening');
   const load = new Child<LoadReply>('load process', forkBench('event-load.js'));
   return { load, floor, floorPort, runtime, eventPort, nodesDir, template: plateTemplate() };
@@ -267,7 +268,8 @@ async function stopRig(rig: Rig): Promise<void> {
   rmSync(rig.nodesDir, { recursive: true, force: true });
 }
 
-async function run(rig: Rig, target: Target, schedule: Schedule, keepOpen = false): Promise<RunFigures> {
+/** One run; `connected` is called once the load's connections are open, before the schedule starts. */
+async function run(rig: Rig, target: Target, schedule: Schedule, keepOpen = false, connected?: () => Promise<void>): Promise<RunFigures> {
   const spec: RunSpec = {
     host: '127.0.0.1',
     port: target === 'ours' ? rig.eventPort : rig.floorPort,
@@ -284,6 +286,7 @@ async function run(rig: Rig, target: Target, schedule: Schedule, keepOpen = fals
   await rig.load.ask({ type: 'prepare', spec } satisfies LoadRequest, 'ready');
   const posts = schedule.mode === 'pool' ? Math.round(schedule.rate * seconds) : schedule.cameras * Math.round(schedule.perCamera * seconds);
   if (target === 'ours') await admin(rig.runtime, `/bench-sink/reset?posts=${posts}`);
+  await connected?.();
   const cpuBefore = cpuUs(pid);
   const { result } = await rig.load.ask({ type: 'go' } satisfies LoadRequest, 'result', seconds * 1000 * 5 + 60_000);
   let delivered = posts - result.failed - result.refused;
@@ -354,6 +357,23 @@ async function clockCheck(rig: Rig): Promise<void> {
   console.table(rows);
 }
 
+interface Fleet {
+  ours: RunFigures[];
+  floor: RunFigures[];
+  /** Per receiver: with no connection, with the cameras connected before any post, and after the run (still connected). */
+  memory: Record<Target, { none: MemoryProbe[]; idle: MemoryProbe[]; used: MemoryProbe[] }>;
+  server: Array<SinkStats['server']>;
+}
+
+/** A receiver's memory after GC (`gc` false: only its connections, without the GC's cost). */
+async function memoryOf(rig: Rig, target: Target, gc = true): Promise<MemoryProbe> {
+  if (target === 'floor') return (await rig.floor.ask(gc ? 'probe' : 'connections', 'probe')).probe;
+  const connections = (await admin<SinkStats>(rig.runtime, '/bench-sink/stats')).server?.connections ?? 0;
+  if (!gc) return { rss: NaN, heapUsed: NaN, external: NaN, connections };
+  const probe = await rig.runtime.probe();
+  return { rss: probe.rss, heapUsed: probe.heapUsed, external: probe.external ?? NaN, connections };
+}
+
 export async function eventsThroughput(_sim: Simulator): Promise<void> {
   const began = performance.now();
   const cores = cpus().length;
@@ -385,14 +405,21 @@ export async function eventsThroughput(_sim: Simulator): Promise<void> {
 
     // 500 cameras, each its own keep-alive socket from its own address.
     const cameras: Schedule = { mode: 'cameras', cameras: CAMERAS, perCamera: PER_CAMERA, seconds: CAMERA_SECONDS, jitterMs: JITTER_MS };
-    const fleet = { ours: [] as RunFigures[], floor: [] as RunFigures[], idle: [] as RuntimeProbe[], open: [] as RuntimeProbe[], server: [] as Array<SinkStats['server']> };
+    const fleet: Fleet = { ours: [], floor: [], memory: { ours: { none: [], idle: [], used: [] }, floor: { none: [], idle: [], used: [] } }, server: [] };
     for (let rep = 0; rep < REPS; rep++) {
-      fleet.idle.push(await rig.runtime.probe());
-      fleet.ours.push(check(await run(rig, 'ours', cameras, true), 'ours, 500 cameras'));
-      fleet.open.push(await rig.runtime.probe());
-      fleet.server.push((await admin<SinkStats>(rig.runtime, '/bench-sink/stats')).server);
-      await rig.load.ask({ type: 'close-connections' } satisfies LoadRequest, 'closed');
-      fleet.floor.push(check(await run(rig, 'floor', cameras), 'floor, 500 cameras'));
+      for (const target of ['ours', 'floor'] as const) {
+        const memory = fleet.memory[target];
+        memory.none.push(await memoryOf(rig, target));
+        const connected = async (): Promise<void> => {
+          // Connected at the load process is not yet accepted by the receiver.
+          for (let i = 0; i < 200 && (await memoryOf(rig, target, false)).connections < CAMERAS; i++) await sleep(50);
+          memory.idle.push(await memoryOf(rig, target));
+          if (target === 'ours') fleet.server.push((await admin<SinkStats>(rig.runtime, '/bench-sink/stats')).server);
+        };
+        fleet[target].push(check(await run(rig, target, cameras, true, connected), `${target}, 500 cameras`));
+        memory.used.push(await memoryOf(rig, target));
+        await rig.load.ask({ type: 'close-connections' } satisfies LoadRequest, 'closed');
+      }
     }
 
     report(byRate, fleet, { before, after, heapRun, serverAfter });
@@ -434,7 +461,7 @@ function rows(name: string, ours: RunFigures[], floor: RunFigures[]): Array<Reco
 
 function report(
   byRate: Map<number, { ours: RunFigures[]; floor: RunFigures[] }>,
-  fleet: { ours: RunFigures[]; floor: RunFigures[]; idle: RuntimeProbe[]; open: RuntimeProbe[]; server: Array<SinkStats['server']> },
+  fleet: Fleet,
   heap: { before: RuntimeProbe; after: RuntimeProbe; heapRun: RunFigures; serverAfter: SinkStats['server'] },
 ): void {
   const cases: Array<[string, RunFigures[], RunFigures[]]> = [
@@ -489,25 +516,43 @@ function report(
   ]);
   console.log(`event server after the run: ${JSON.stringify(heap.serverAfter)} (connections open, senders holding them, body bytes being received)`);
 
-  const perSocket = fleet.open.map((o, i) => (o.heapUsed - (fleet.idle[i] as RuntimeProbe).heapUsed) / CAMERAS);
-  console.log(`\nNode-RED memory with ${CAMERAS} camera connections open (after GC), median (min..max) over ${REPS} repetitions; event server cap maxConnections ${MAX_CONNECTIONS}`);
-  console.table([
-    { when: 'no connections', 'heap MB': spread(fleet.idle.map((p) => p.heapUsed / 1048576), 1), 'RSS MB': spread(fleet.idle.map((p) => p.rss / 1048576), 1), fds: spread(fleet.idle.map((p) => p.fds), 0) },
-    { when: `${CAMERAS} open, idle`, 'heap MB': spread(fleet.open.map((p) => p.heapUsed / 1048576), 1), 'RSS MB': spread(fleet.open.map((p) => p.rss / 1048576), 1), fds: spread(fleet.open.map((p) => p.fds), 0) },
-    {
-      when: 'per connection (KB)',
-      'heap MB': spread(
-        perSocket.map((b) => b / 1024),
-        1,
-      ),
-      'RSS MB': spread(
-        fleet.open.map((o, i) => (o.rss - (fleet.idle[i] as RuntimeProbe).rss) / CAMERAS / 1024),
-        1,
-      ),
-      fds: '',
-    },
-  ]);
-  console.log(`event server with the cameras connected: ${JSON.stringify(fleet.server[0])}`);
+  const mbOf = (probes: MemoryProbe[], field: 'heapUsed' | 'rss' | 'external'): string =>
+    spread(
+      probes.map((p) => p[field] / 1048576),
+      1,
+    );
+  const kbPerConnection = (probes: MemoryProbe[], base: MemoryProbe[], field: 'heapUsed' | 'rss' | 'external'): string =>
+    spread(
+      probes.map((p, i) => (p[field] - (base[i] as MemoryProbe)[field]) / CAMERAS / 1024),
+      1,
+    );
+  console.log(
+    `\nMemory after GC with ${CAMERAS} camera connections, Node-RED (ours) and the floor, median (min..max) over ${REPS} repetitions; ` +
+      `event server cap maxConnections ${MAX_CONNECTIONS} in the flow (the default, 256, would refuse half the cameras)`,
+  );
+  const memoryRows: Array<Record<string, string>> = [];
+  for (const target of ['ours', 'floor'] as const) {
+    const m = fleet.memory[target];
+    const stages: Array<[string, MemoryProbe[]]> = [
+      ['no connections', m.none],
+      [`${CAMERAS} connected, before any post`, m.idle],
+      [`${CAMERAS} connected, after the run`, m.used],
+    ];
+    for (const [when, probes] of stages) {
+      memoryRows.push({ receiver: target, when, 'heap MB': mbOf(probes, 'heapUsed'), 'external MB': mbOf(probes, 'external'), 'RSS MB': mbOf(probes, 'rss') });
+    }
+    for (const [when, probes] of stages.slice(1)) {
+      memoryRows.push({
+        receiver: target,
+        when: `per connection, ${when.replace(`${CAMERAS} connected, `, '')} (KB)`,
+        'heap MB': kbPerConnection(probes, m.none, 'heapUsed'),
+        'external MB': kbPerConnection(probes, m.none, 'external'),
+        'RSS MB': kbPerConnection(probes, m.none, 'rss'),
+      });
+    }
+  }
+  console.table(memoryRows);
+  console.log(`event server with the cameras connected: ${JSON.stringify(fleet.server[0])} (connections, senders, body bytes being received)`);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -24,6 +24,8 @@ export interface RuntimeProbe {
   rss: number;
   heapUsed: number;
   fds: number;
+  /** Memory of Buffers and other objects outside the V8 heap (`process.memoryUsage().external`). */
+  external?: number;
 }
 
 /**
@@ -122,7 +124,7 @@ function settingsFile(port: number, nodesDir?: string): string {
     const fds = require('fs').readdirSync('/proc/self/fd').length;
     const memory = process.memoryUsage();
     res.setHeader('content-type', 'application/json');
-    res.end(JSON.stringify({ rss: memory.rss, heapUsed: memory.heapUsed, fds: fds }));
+    res.end(JSON.stringify({ rss: memory.rss, heapUsed: memory.heapUsed, fds: fds, external: memory.external }));
   },
 };
 `;
