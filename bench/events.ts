@@ -28,7 +28,7 @@ import type { Simulator } from '../lib/simulator';
 import { ChildRuntime, freePort, type FlowNode, type RuntimeProbe } from '../test/runtime-child';
 import { monotonicMs, type ClockReading, type FloorReply, type LoadReply, type LoadRequest, type MemoryProbe, type RunSpec, type Schedule, type SinkStats } from './event-protocol';
 
-const RATES = (process.env['IPCAM_BENCH_EVENTS_RATES'] ?? '1000,3000').split(',').map(Number);
+const RATES = (process.env['IPCAM_BENCH_EVENTS_RATES'] ?? '1000,3000').split(',').map((rate) => positiveEnvValue('IPCAM_BENCH_EVENTS_RATES', rate));
 const RATE_SECONDS = positiveEnv('IPCAM_BENCH_EVENTS_SECONDS', 20);
 const REPS = positiveEnv('IPCAM_BENCH_EVENTS_REPS', 3);
 /** Keep-alive connections of the load's pool: far more than are ever busy at once (the bench prints the most in flight). */
@@ -49,8 +49,12 @@ const PROFILE_DIR = process.env['IPCAM_BENCH_EVENTS_PROFILE'];
 const CLOCK_CHECKS = 20;
 
 function positiveEnv(name: string, fallback: number): number {
-  const value = Number(process.env[name] ?? fallback);
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number`);
+  return positiveEnvValue(name, process.env[name] ?? String(fallback));
+}
+
+function positiveEnvValue(name: string, text: string): number {
+  const value = Number(text);
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must hold positive numbers, got ${text}`);
   return value;
 }
 
