@@ -50,9 +50,9 @@ process.on('message', (message: unknown) => {
     gc?.();
     gc?.();
     const memory = process.memoryUsage();
-    reply({ type: 'probe', probe: { rss: memory.rss, heapUsed: memory.heapUsed, external: memory.external, connections } });
+    reply({ type: 'probe', probe: { rss: memory.rss, heapUsed: memory.heapUsed, heapTotal: memory.heapTotal, external: memory.external, connections } });
   }
-  if (message === 'connections') reply({ type: 'probe', probe: { rss: NaN, heapUsed: NaN, external: NaN, connections } });
+  if (message === 'connections') reply({ type: 'probe', probe: { rss: NaN, heapUsed: NaN, heapTotal: NaN, external: NaN, connections } });
   if (message === 'exit') {
     server.closeAllConnections();
     server.close(() => process.disconnect());

@@ -83,6 +83,7 @@ export type LoadReply = { type: 'clock'; clock: ClockReading } | { type: 'ready'
 export interface MemoryProbe {
   rss: number;
   heapUsed: number;
+  heapTotal: number;
   external: number;
   connections: number;
 }

@@ -373,9 +373,9 @@ interface Fleet {
 async function memoryOf(rig: Rig, target: Target, gc = true): Promise<MemoryProbe> {
   if (target === 'floor') return (await rig.floor.ask(gc ? 'probe' : 'connections', 'probe')).probe;
   const connections = (await admin<SinkStats>(rig.runtime, '/bench-sink/stats')).server?.connections ?? 0;
-  if (!gc) return { rss: NaN, heapUsed: NaN, external: NaN, connections };
+  if (!gc) return { rss: NaN, heapUsed: NaN, heapTotal: NaN, external: NaN, connections };
   const probe = await rig.runtime.probe();
-  return { rss: probe.rss, heapUsed: probe.heapUsed, external: probe.external ?? NaN, connections };
+  return { rss: probe.rss, heapUsed: probe.heapUsed, heapTotal: probe.heapTotal ?? NaN, external: probe.external ?? NaN, connections };
 }
 
 export async function eventsThroughput(_sim: Simulator): Promise<void> {
@@ -508,24 +508,27 @@ function report(
   );
 
   console.log(`\nNode-RED heap after GC (global.gc() twice) over ${HEAP_EVENTS.toLocaleString('en')} events at ${HEAP_RATE.toLocaleString('en')}/s`);
+  const signed = (bytes: number): string => `${bytes >= 0 ? '+' : ''}${mb(bytes)}`;
+  const reserved = (probe: RuntimeProbe): number => probe.heapTotal ?? NaN;
   console.table([
-    { when: 'before', 'heap MB': mb(heap.before.heapUsed), 'RSS MB': mb(heap.before.rss), fds: heap.before.fds },
-    { when: `after ${heap.heapRun.events.toLocaleString('en')} events`, 'heap MB': mb(heap.after.heapUsed), 'RSS MB': mb(heap.after.rss), fds: heap.after.fds },
+    { when: 'before', 'heap MB': mb(heap.before.heapUsed), 'heap reserved MB': mb(reserved(heap.before)), 'RSS MB': mb(heap.before.rss), fds: heap.before.fds },
+    { when: `after ${heap.heapRun.events.toLocaleString('en')} events`, 'heap MB': mb(heap.after.heapUsed), 'heap reserved MB': mb(reserved(heap.after)), 'RSS MB': mb(heap.after.rss), fds: heap.after.fds },
     {
       when: 'growth',
-      'heap MB': `${heap.after.heapUsed >= heap.before.heapUsed ? '+' : ''}${mb(heap.after.heapUsed - heap.before.heapUsed)}`,
-      'RSS MB': `${heap.after.rss >= heap.before.rss ? '+' : ''}${mb(heap.after.rss - heap.before.rss)}`,
+      'heap MB': signed(heap.after.heapUsed - heap.before.heapUsed),
+      'heap reserved MB': signed(reserved(heap.after) - reserved(heap.before)),
+      'RSS MB': signed(heap.after.rss - heap.before.rss),
       fds: heap.after.fds - heap.before.fds,
     },
   ]);
   console.log(`event server after the run: ${JSON.stringify(heap.serverAfter)} (connections open, senders holding them, body bytes being received)`);
 
-  const mbOf = (probes: MemoryProbe[], field: 'heapUsed' | 'rss' | 'external'): string =>
+  const mbOf = (probes: MemoryProbe[], field: 'heapUsed' | 'heapTotal' | 'rss' | 'external'): string =>
     spread(
       probes.map((p) => p[field] / 1048576),
       1,
     );
-  const kbPerConnection = (probes: MemoryProbe[], base: MemoryProbe[], field: 'heapUsed' | 'rss' | 'external'): string =>
+  const kbPerConnection = (probes: MemoryProbe[], base: MemoryProbe[], field: 'heapUsed' | 'heapTotal' | 'rss' | 'external'): string =>
     spread(
       probes.map((p, i) => (p[field] - (base[i] as MemoryProbe)[field]) / CAMERAS / 1024),
       1,
@@ -543,13 +546,14 @@ function report(
       [`${CAMERAS} connected, after the run`, m.used],
     ];
     for (const [when, probes] of stages) {
-      memoryRows.push({ receiver: target, when, 'heap MB': mbOf(probes, 'heapUsed'), 'external MB': mbOf(probes, 'external'), 'RSS MB': mbOf(probes, 'rss') });
+      memoryRows.push({ receiver: target, when, 'heap MB': mbOf(probes, 'heapUsed'), 'heap reserved MB': mbOf(probes, 'heapTotal'), 'external MB': mbOf(probes, 'external'), 'RSS MB': mbOf(probes, 'rss') });
     }
     for (const [when, probes] of stages.slice(1)) {
       memoryRows.push({
         receiver: target,
         when: `per connection, ${when.replace(`${CAMERAS} connected, `, '')} (KB)`,
         'heap MB': kbPerConnection(probes, m.none, 'heapUsed'),
+        'heap reserved MB': kbPerConnection(probes, m.none, 'heapTotal'),
         'external MB': kbPerConnection(probes, m.none, 'external'),
         'RSS MB': kbPerConnection(probes, m.none, 'rss'),
       });

@@ -26,6 +26,8 @@ export interface RuntimeProbe {
   fds: number;
   /** Memory of Buffers and other objects outside the V8 heap (`process.memoryUsage().external`). */
   external?: number;
+  /** The V8 heap reserved, used or not (its young generation grows under a high allocation rate). */
+  heapTotal?: number;
 }
 
 /**
@@ -124,7 +126,7 @@ function settingsFile(port: number, nodesDir?: string): string {
     const fds = require('fs').readdirSync('/proc/self/fd').length;
     const memory = process.memoryUsage();
     res.setHeader('content-type', 'application/json');
-    res.end(JSON.stringify({ rss: memory.rss, heapUsed: memory.heapUsed, fds: fds, external: memory.external }));
+    res.end(JSON.stringify({ rss: memory.rss, heapUsed: memory.heapUsed, fds: fds, external: memory.external, heapTotal: memory.heapTotal }));
   },
 };
 `;
