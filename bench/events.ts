@@ -14,10 +14,11 @@
  * Environment, for a quicker or a profiled run: IPCAM_BENCH_EVENTS_SECONDS (seconds per rate run,
  * default 20; the camera runs take half), IPCAM_BENCH_EVENTS_REPS (default 3), IPCAM_BENCH_EVENTS_RATES
  * (offered rates, default 1000,3000),
- * IPCAM_BENCH_EVENTS_PROFILE=<dir> (Node-RED runs with --cpu-prof into <dir>; a summary is printed).
+ * IPCAM_BENCH_EVENTS_PROFILE=<dir> (Node-RED and the floor run with --cpu-prof into <dir>; where their time
+ * goes per event is printed side by side).
  */
 import { fork, execFileSync, type ChildProcess, type Serializable } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -254,12 +255,12 @@ async function waitForPort(port: number): Promise<void> {
 async function startRig(): Promise<Rig> {
   const nodesDir = sinkNodesDir();
   if (PROFILE_DIR) mkdirSync(PROFILE_DIR, { recursive: true });
-  const runtime = new ChildRuntime({ nodesDir, nodeArgs: PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', PROFILE_DIR] : [] });
+  const runtime = new ChildRuntime({ nodesDir, nodeArgs: profileArgs('node-red') });
   await runtime.start();
   const eventPort = await freePort();
   await runtime.deploy(benchFlow(eventPort));
   await waitForPort(eventPort);
-  const floor = new Child<FloorReply>('floor server', forkBench('event-floor.js', ['--expose-gc']));
+  const floor = new Child<FloorReply>('floor server', forkBench('event-floor.js', ['--expose-gc', ...profileArgs('floor')]));
   const { port: floorPort } = await floor.ask(undefined, 'listening');
   const load = new Child<LoadReply>('load process', forkBench('event-load.js'));
   return { load, floor, floorPort, runtime, eventPort, nodesDir, template: plateTemplate() };
@@ -292,6 +293,7 @@ async function run(rig: Rig, target: Target, schedule: Schedule, keepOpen = fals
   if (target === 'ours') await admin(rig.runtime, `/bench-sink/reset?posts=${posts}`);
   await connected?.();
   const cpuBefore = cpuUs(pid);
+  const from = monotonicMs();
   const { result } = await rig.load.ask({ type: 'go' } satisfies LoadRequest, 'result', seconds * 1000 * 5 + 60_000);
   let delivered = posts - result.failed - result.refused;
   let latency: Float64Array;
@@ -309,6 +311,7 @@ async function run(rig: Rig, target: Target, schedule: Schedule, keepOpen = fals
     latency = differences(result.answered, result.intended);
   }
   const cpu = cpuUs(pid) - cpuBefore;
+  profileWindows?.[target].push({ from, to: monotonicMs(), events: delivered });
   return {
     events: delivered,
     cpuPerEvent: cpu / delivered,
@@ -397,7 +400,8 @@ export async function eventsThroughput(_sim: Simulator): Promise<void> {
     const after = await rig.runtime.probe();
     const serverAfter = (await admin<SinkStats>(rig.runtime, '/bench-sink/stats')).server;
 
-    // Offered rates, ours and the floor in turn, repeated.
+    // Offered rates, ours and the floor in turn, repeated. A profile counts these runs and the cameras' only.
+    if (PROFILE_DIR) profileWindows = { ours: [], floor: [] };
     const byRate = new Map<number, { ours: RunFigures[]; floor: RunFigures[] }>(RATES.map((rate) => [rate, { ours: [], floor: [] }]));
     for (let rep = 0; rep < REPS; rep++) {
       for (const rate of RATES) {
@@ -430,7 +434,7 @@ export async function eventsThroughput(_sim: Simulator): Promise<void> {
   } finally {
     await stopRig(rig);
   }
-  if (PROFILE_DIR) summarizeProfile(PROFILE_DIR);
+  if (PROFILE_DIR && profileWindows) summarizeProfiles(PROFILE_DIR, profileWindows);
   console.log(`machine load average ${loadavg().map((l) => l.toFixed(2)).join(' ')} at the end; events bench took ${((performance.now() - began) / 1000).toFixed(0)} s`);
 }
 
@@ -566,49 +570,93 @@ function report(
 // ---------------------------------------------------------------------------------------------
 // Profile summary
 
+/** A measured run, on the monotonic clock (ms), which is also the clock of V8's profiles (us). */
+interface ProfileWindow {
+  from: number;
+  to: number;
+  events: number;
+}
+
+let profileWindows: Record<Target, ProfileWindow[]> | undefined;
+
+function profileArgs(name: string): string[] {
+  return PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', PROFILE_DIR, '--cpu-prof-name', `${name}.${process.pid}.cpuprofile`] : [];
+}
+
 interface ProfileNode {
   id: number;
   callFrame: { functionName: string; url: string; lineNumber: number };
-  hitCount?: number;
 }
 
-/** Self time of the newest --cpu-prof profile in `dir`, by function and by where the code comes from. */
-function summarizeProfile(dir: string): void {
-  const files = readdirSync(dir)
-    .filter((f) => f.endsWith('.cpuprofile'))
-    .map((f) => join(dir, f))
-    .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs);
-  const file = files[0];
-  if (!file) {
-    console.log(`no .cpuprofile in ${dir}`);
+interface Profile {
+  nodes: ProfileNode[];
+  startTime: number;
+  samples: number[];
+  timeDeltas: number[];
+}
+
+/** Sampled time per event inside the measured runs, by where the code comes from and by function (us). */
+function sampledPerEvent(profile: Profile, windows: ProfileWindow[]): { origins: Map<string, number>; functions: Map<string, number>; total: number } {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const events = windows.reduce((sum, w) => sum + w.events, 0);
+  const origins = new Map<string, number>();
+  const functions = new Map<string, number>();
+  let total = 0;
+  let at = profile.startTime;
+  for (let i = 0; i < profile.samples.length; i++) {
+    at += profile.timeDeltas[i] ?? 0;
+    // The time up to the next sample is spent where this one found the thread.
+    const dt = profile.timeDeltas[i + 1] ?? 0;
+    const node = byId.get(profile.samples[i] as number);
+    if (!node || node.callFrame.functionName === '(idle)') continue;
+    const ms = at / 1000;
+    if (!windows.some((w) => ms >= w.from && ms <= w.to)) continue;
+    const { functionName, url, lineNumber } = node.callFrame;
+    const key = `${functionName || '(anonymous)'} ${url.replace(/^.*node_modules\//, '').replace(/^.*\/dist\//, 'dist/')}:${lineNumber + 1}`;
+    const where = origin(functionName, url);
+    functions.set(key, (functions.get(key) ?? 0) + dt / events);
+    origins.set(where, (origins.get(where) ?? 0) + dt / events);
+    total += dt / events;
+  }
+  return { origins, functions, total };
+}
+
+/**
+ * Where the receivers' time goes, per event, inside the measured runs: the profile of Node-RED
+ * beside the floor's. Sampled time is wall time while the thread was not idle: on a busy machine
+ * it counts time the thread waited for a core, so compare the two columns, not the absolute values.
+ */
+function summarizeProfiles(dir: string, windows: Record<Target, ProfileWindow[]>): void {
+  const read = (name: string): Profile | undefined => {
+    const file = readdirSync(dir).find((f) => f === `${name}.${process.pid}.cpuprofile`);
+    return file ? (JSON.parse(readFileSync(join(dir, file), 'utf8')) as Profile) : undefined;
+  };
+  const oursProfile = read('node-red');
+  const floorProfile = read('floor');
+  if (!oursProfile || !floorProfile) {
+    console.log(`no profiles of this run in ${dir}`);
     return;
   }
-  const profile = JSON.parse(readFileSync(file, 'utf8')) as { nodes: ProfileNode[] };
-  const total = profile.nodes.reduce((sum, n) => sum + (n.hitCount ?? 0), 0);
-  const idle = profile.nodes.filter((n) => n.callFrame.functionName === '(idle)').reduce((sum, n) => sum + (n.hitCount ?? 0), 0);
-  const busy = total - idle;
-  const byFunction = new Map<string, number>();
-  const byOrigin = new Map<string, number>();
-  for (const n of profile.nodes) {
-    const hits = n.hitCount ?? 0;
-    if (hits === 0 || n.callFrame.functionName === '(idle)') continue;
-    const { functionName, url, lineNumber } = n.callFrame;
-    const key = `${functionName || '(anonymous)'} ${url.replace(/^.*node_modules\//, '').replace(/^.*\/dist\//, 'dist/')}:${lineNumber + 1}`;
-    byFunction.set(key, (byFunction.get(key) ?? 0) + hits);
-    byOrigin.set(origin(functionName, url), (byOrigin.get(origin(functionName, url)) ?? 0) + hits);
-  }
-  const top = (map: Map<string, number>, n: number): Array<Record<string, string>> =>
-    [...map]
+  const ours = sampledPerEvent(oursProfile, windows.ours);
+  const floor = sampledPerEvent(floorProfile, windows.floor);
+  const us = (value: number | undefined): string => (value ?? 0).toFixed(1);
+  console.log(`\nProfiles (${dir}): sampled time per event in the measured runs, us (self time; compare the columns)`);
+  const origins = [...new Set([...ours.origins.keys(), ...floor.origins.keys()])].sort((a, b) => (ours.origins.get(b) ?? 0) - (ours.origins.get(a) ?? 0));
+  console.table([
+    ...origins.slice(0, 18).map((where) => ({ where, ours: us(ours.origins.get(where)), floor: us(floor.origins.get(where)) })),
+    { where: 'all', ours: us(ours.total), floor: us(floor.total) },
+  ]);
+  console.log('Node-RED, by function (us per event, self time):');
+  console.table(
+    [...ours.functions]
       .sort((a, b) => b[1] - a[1])
-      .slice(0, n)
-      .map(([what, hits]) => ({ what, '% of busy': ((hits * 100) / busy).toFixed(1) }));
-  console.log(`\nProfile of Node-RED over the whole bench (${file}): self time, busy samples only (${busy} of ${total})`);
-  console.table(top(byOrigin, 15));
-  console.table(top(byFunction, 30));
+      .slice(0, 25)
+      .map(([what, value]) => ({ what, ours: us(value), floor: us(floor.functions.get(what)) })),
+  );
 }
 
 function origin(functionName: string, url: string): string {
-  if (url === '') return functionName.startsWith('(') ? functionName : '(native/V8)';
+  if (url === '') return functionName.startsWith('(') ? functionName : functionName.startsWith('RegExp:') ? '(regular expressions)' : `(native) ${functionName}`;
   if (url.startsWith('node:')) return url.replace(/^node:internal\//, 'node:').replace(/\/.*$/, '').replace(/^node:(_http|http).*$/, 'node:http');
   const pkg = /node_modules\/((@[^/]+\/)?[^/]+)/.exec(url);
   if (pkg) return pkg[1] as string;
