@@ -1,240 +1,666 @@
-import { performance } from 'node:perf_hooks';
-import { XMLParser } from 'fast-xml-parser';
-import { readFileSync } from 'node:fs';
+/**
+ * Device events through a real Node-RED, open loop, against the floor of a bare `node:http` server.
+ *
+ * Three processes besides this one: a LOAD process (event-load.ts) that posts camera plate events
+ * on a fixed schedule whatever the answers do; a real Node-RED runtime (test/runtime-child.ts) with
+ * the flow `ipcam-event-server` -> `ipcam-plate-event` -> `bench-event-sink` (event-sink-node.ts,
+ * a bench-only node that notes arrival times); and the FLOOR (event-floor.ts), a bare `node:http`
+ * server that reads each body and answers the same. The load process loads both, one after the
+ * other, with the same schedule. Figures per run: latency from the post's DUE time (so a post that
+ * waited for a connection or for the receiver counts its wait) to the plate message at the next
+ * node (to the answer, for the floor), and the receiver process's CPU time per event (utime+stime
+ * from /proc, every thread). The headline is our CPU per event over the floor's.
+ *
+ * Environment, for a quicker or a profiled run: IPCAM_BENCH_EVENTS_SECONDS (seconds per rate run,
+ * default 20; the camera runs take half), IPCAM_BENCH_EVENTS_REPS (default 3), IPCAM_BENCH_EVENTS_RATES
+ * (offered rates, default 1000,3000),
+ * IPCAM_BENCH_EVENTS_PROFILE=<dir> (Node-RED and the floor run with --cpu-prof into <dir>; where their time
+ * goes per event is printed side by side).
+ */
+import { fork, execFileSync, type ChildProcess, type Serializable } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PARSE_LIMITS, parseDevicePost, type PlateDetection } from '../lib/events/parse';
-import { EventServer } from '../lib/events/server';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { eventContentType, buildPlateEvent } from '../lib/simulator/events';
 import type { Simulator } from '../lib/simulator';
-import { buildPlateEvent, EventPoster, type EventFormat, type PostTarget } from '../lib/simulator/events';
-import { SNAPSHOT_JPEG } from '../lib/simulator/images';
+import { ChildRuntime, freePort, type FlowNode, type RuntimeProbe } from '../test/runtime-child';
+import { monotonicMs, type ClockReading, type FloorReply, type LoadReply, type LoadRequest, type MemoryProbe, type RunSpec, type Schedule, type SinkStats } from './event-protocol';
 
-const CONNECTIONS = 4;
-const SMALL_COUNT = 20_000;
-const LARGE_COUNT = 300;
-const HEAP_COUNT = 100_000;
-const SCENE_BYTES = 480 * 1024;
-/** Same length as the plates it is replaced by, so that one built document serves every post. */
-const PLATE_MARK = 'BENCH00000';
+const RATES = (process.env['IPCAM_BENCH_EVENTS_RATES'] ?? '1000,3000').split(',').map((rate) => positiveEnvValue('IPCAM_BENCH_EVENTS_RATES', rate));
+const RATE_SECONDS = positiveEnv('IPCAM_BENCH_EVENTS_SECONDS', 20);
+const REPS = positiveEnv('IPCAM_BENCH_EVENTS_REPS', 3);
+/** Keep-alive connections of the load's pool: far more than are ever busy at once (the bench prints the most in flight). */
+const POOL_CONNECTIONS = 32;
+const CAMERAS = 500;
+const PER_CAMERA = 2;
+const CAMERA_SECONDS = Math.max(1, Math.round(RATE_SECONDS / 2));
+const JITTER_MS = 50;
+/** Room above 500 cameras for reconnects: the default cap (256) would turn half of them away. */
+const MAX_CONNECTIONS = 600;
+const HEAP_EVENTS = 100_000;
+/** Open loop like the rest; if Node-RED cannot keep this rate the posts wait in the load process, not in Node-RED. */
+const HEAP_RATE = 5_000;
+const WARMUP_RATE = 1_000;
+const WARMUP_SECONDS = 3;
+const PLATE_DIGITS = 9;
+const PROFILE_DIR = process.env['IPCAM_BENCH_EVENTS_PROFILE'];
+const CLOCK_CHECKS = 20;
 
-/** The snapshot grown to `size` bytes with JPEG comment segments after SOI: still a valid JPEG. */
-function paddedJpeg(jpeg: Buffer, size: number): Buffer {
-  const segments: Buffer[] = [];
-  let missing = size - jpeg.length;
-  let seed = 12345;
-  while (missing > 4) {
-    const payload = Math.min(65_533, missing - 4);
-    const segment = Buffer.alloc(payload + 4);
-    segment.writeUInt16BE(0xfffe, 0);
-    segment.writeUInt16BE(payload + 2, 2);
-    // Noise like compressed image data, not a run that compresses or repeats.
-    for (let i = 4; i < segment.length; i++) {
-      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-      segment[i] = seed >> 16;
-    }
-    segments.push(segment);
-    missing -= segment.length;
+function positiveEnv(name: string, fallback: number): number {
+  return positiveEnvValue(name, process.env[name] ?? String(fallback));
+}
+
+function positiveEnvValue(name: string, text: string): number {
+  const value = Number(text);
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must hold positive numbers, got ${text}`);
+  return value;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Child processes
+
+/** A forked child answering one request at a time over IPC. */
+class Child<Reply extends { type: string }> {
+  private waiting: { type: string; resolve: (reply: Reply) => void; reject: (err: Error) => void } | undefined;
+  private readonly exited: Promise<void>;
+
+  constructor(
+    readonly name: string,
+    readonly process: ChildProcess,
+  ) {
+    process.on('message', (message: Reply) => {
+      const w = this.waiting;
+      if (!w) return;
+      if (message.type === 'error') {
+        this.waiting = undefined;
+        w.reject(new Error(`${name}: ${(message as unknown as { message: string }).message}`));
+      } else if (message.type === w.type) {
+        this.waiting = undefined;
+        w.resolve(message);
+      }
+    });
+    this.exited = new Promise((resolve) => process.once('exit', () => resolve()));
+    void this.exited.then(() => this.waiting?.reject(new Error(`${name} exited`)));
   }
-  return Buffer.concat([jpeg.subarray(0, 2), ...segments, jpeg.subarray(2)]);
+
+  get pid(): number {
+    return this.process.pid as number;
+  }
+
+  /** The next reply of `type`, after sending `message` (if any); rejects after `timeoutMs`. */
+  ask<T extends Reply['type']>(message: unknown, type: T, timeoutMs = 60_000): Promise<Extract<Reply, { type: T }>> {
+    if (this.waiting) throw new Error(`${this.name}: a request is pending`);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.waiting = undefined;
+        reject(new Error(`${this.name}: no ${type} within ${timeoutMs} ms`));
+      }, timeoutMs);
+      this.waiting = {
+        type,
+        resolve: (reply) => {
+          clearTimeout(timer);
+          resolve(reply as Extract<Reply, { type: T }>);
+        },
+        reject: (err) => {
+          clearTimeout(timer);
+          reject(err);
+        },
+      };
+      if (message !== undefined) this.process.send(message as Serializable);
+    });
+  }
+
+  async stop(farewell: unknown): Promise<void> {
+    if (this.process.exitCode === null && this.process.connected) this.process.send(farewell as Serializable);
+    const forced = setTimeout(() => this.process.kill('SIGKILL'), 5_000);
+    await this.exited;
+    clearTimeout(forced);
+  }
 }
 
-function plateOf(i: number): string {
-  return `B${String(i).padStart(PLATE_MARK.length - 1, '0')}`;
+function forkBench(file: string, execArgv: string[] = []): ChildProcess {
+  return fork(join(__dirname, file), [], { serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv });
 }
 
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? NaN;
+/** CPU time of process `pid` so far, every thread, in microseconds (utime + stime of /proc/<pid>/stat). */
+function cpuUs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name (which may hold spaces), from field 3 (state) on.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS;
 }
 
-interface Row {
-  case: string;
-  'body KB': string;
+const CLOCK_TICKS = ((): number => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+// ---------------------------------------------------------------------------------------------
+// Figures
+
+interface RunFigures {
   events: number;
-  'events/s': number;
-  'p50 ms': string;
-  'p99 ms': string;
-  'max ms': string;
+  /** Receiver CPU per event delivered (ours: plate messages at the sink; floor: posts answered), us. */
+  cpuPerEvent: number;
+  /** Due time to the next node (ours) or to the answer (floor), ms. */
+  latency: Percentiles;
+  /** Due time to the answer at the load process, ms (both). */
+  answer: Percentiles;
+  /** How late the load process sent posts against their due time (p99, ms): its own share of the latency. */
+  sendLagP99: number;
+  maxInFlight: number;
+  maxQueued: number;
+  lost: number;
+  loadCpuPerPost: number;
 }
 
-/**
- * Events per second and latency from the post leaving the simulator poster to the subscriber
- * callback of the EventServer, over loopback with a few connections; heap across 100,000 events;
- * and the parser against a plain fast-xml-parser parse of the same 500 KB+ body.
- */
-export async function eventsThroughput(sim: Simulator): Promise<void> {
-  console.log(`\n## Device events: simulator poster -> EventServer over loopback, ${CONNECTIONS} connections`);
-  const server = new EventServer({ port: 0, bind: '127.0.0.1', onWarning: (text) => console.warn(`event server warning: ${text}`) });
-  await server.start();
-  const poster = new EventPoster(sim.state);
-  const url = `http://127.0.0.1:${server.port}/`;
-  const sentAt = new Map<string, number>();
-  const latencies: number[] = [];
-  let delivered = 0;
-  let waiter: { n: number; resolve: () => void } | undefined;
-  server.subscribe({
-    onPost: (received) => {
-      const now = performance.now();
-      for (const post of received.posts) {
-        const t0 = post.kind === 'plate' ? sentAt.get((post as PlateDetection).plate) : undefined;
-        if (t0 !== undefined) latencies.push(now - t0);
-      }
-      delivered += 1;
-      if (waiter && delivered >= waiter.n) waiter.resolve();
-    },
-  });
-  const deliveredAll = (n: number): Promise<void> => (delivered >= n ? Promise.resolve() : new Promise((resolve) => (waiter = { n, resolve })));
+interface Percentiles {
+  p50: number;
+  p99: number;
+  max: number;
+}
 
-  /** Posts `count` copies of `template` with distinct plates, CONNECTIONS at a time; the wall time until all are delivered. */
-  const blast = async (format: EventFormat, template: string, count: number): Promise<number> => {
-    const target: PostTarget = { url, format, connections: CONNECTIONS };
-    const [head, tail] = template.split(PLATE_MARK) as [string, string];
-    const start = performance.now();
-    const base = delivered;
-    let next = 0;
-    const worker = async (): Promise<void> => {
-      while (next < count) {
-        const plate = plateOf(next++);
-        const body = head + plate + tail;
-        sentAt.set(plate, performance.now());
-        const { status } = await poster.send(target, body);
-        if (status !== 200) throw new Error(`post answered ${status}`);
-      }
-    };
-    await Promise.all(Array.from({ length: CONNECTIONS }, worker));
-    await deliveredAll(base + count);
-    return performance.now() - start;
-  };
+function percentiles(values: Float64Array): Percentiles {
+  const sorted = values.filter((v) => !Number.isNaN(v)).sort();
+  const at = (p: number): number => sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? NaN;
+  return { p50: at(50), p99: at(99), max: sorted[sorted.length - 1] ?? NaN };
+}
 
-  const scene = paddedJpeg(SNAPSHOT_JPEG, SCENE_BYTES);
-  // What a newer camera or recorder sends about a plate besides the pictures.
-  const fields = { listType: 'whiteList', direction: 'approach', confidence: 98.5, vehicle: { color: 'white', type: 'sedan', brand: 'Toyota', model: 'Corolla' } } as const;
-  const rows: Row[] = [];
-  const cases: Array<{ name: string; format: EventFormat; template: string; count: number }> = [
-    { name: 'camera (ipc), no images', format: 'ipc', template: buildPlateEvent('ipc', { plate: PLATE_MARK, ...fields, images: false }), count: SMALL_COUNT },
-    { name: 'recorder (nvr), no images', format: 'nvr', template: buildPlateEvent('nvr', { plate: PLATE_MARK, ...fields, images: false }), count: SMALL_COUNT },
-    { name: 'camera (ipc), 480 KB scene', format: 'ipc', template: buildPlateEvent('ipc', { plate: PLATE_MARK, ...fields, scene }), count: LARGE_COUNT },
-    { name: 'recorder (nvr), 480 KB scene', format: 'nvr', template: buildPlateEvent('nvr', { plate: PLATE_MARK, ...fields, scene }), count: LARGE_COUNT },
+function differences(to: Float64Array, from: Float64Array): Float64Array {
+  return to.map((t, i) => t - (from[i] as number));
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+}
+
+/** `median (min..max)` of a figure over repetitions. */
+function spread(values: number[], digits: number): string {
+  if (values.length === 1) return (values[0] as number).toFixed(digits);
+  return `${median(values).toFixed(digits)} (${Math.min(...values).toFixed(digits)}..${Math.max(...values).toFixed(digits)})`;
+}
+
+const mb = (bytes: number): string => (bytes / 1048576).toFixed(1);
+
+// ---------------------------------------------------------------------------------------------
+// The bench
+
+interface Rig {
+  load: Child<LoadReply>;
+  floor: Child<FloorReply>;
+  floorPort: number;
+  runtime: ChildRuntime;
+  eventPort: number;
+  nodesDir: string;
+  template: { head: string; tail: string };
+}
+
+type Target = 'ours' | 'floor';
+
+/** A camera plate post of ~1 KB without pictures (a newer camera's fields), split around its plate. */
+function plateTemplate(): { head: string; tail: string } {
+  const mark = 'P'.padEnd(PLATE_DIGITS + 1, '#');
+  const doc = buildPlateEvent('ipc', { plate: mark, images: false, listType: 'whiteList', direction: 'approach', confidence: 98.5, vehicle: { color: 'white', type: 'sedan', brand: 'Toyota', model: 'Corolla' } });
+  const [head, tail] = doc.split(mark) as [string, string];
+  return { head, tail };
+}
+
+function benchFlow(eventPort: number): FlowNode[] {
+  const z = 'bench-events';
+  return [
+    { id: z, type: 'tab', label: 'events bench' },
+    { id: 'bench-server', type: 'ipcam-event-server', z, port: String(eventPort), bind: '127.0.0.1', path: '/', maxBody: '', maxConnections: String(MAX_CONNECTIONS), allow: '' },
+    { id: 'bench-plates', type: 'ipcam-plate-event', z, server: 'bench-server', device: '', match: '', lists: [], dedup: '0', images: 'none', wires: [['bench-sink'], []] },
+    { id: 'bench-sink', type: 'bench-event-sink', z, server: 'bench-server', wires: [] },
   ];
-  for (const c of cases) {
-    await blast(c.format, c.template, Math.min(500, c.count)); // warm-up: connections, JIT
-    latencies.length = 0;
-    sentAt.clear();
-    const ms = await blast(c.format, c.template, c.count);
-    latencies.sort((a, b) => a - b);
+}
+
+/** A nodes directory holding the bench-only sink node (its code stays in dist/bench). */
+function sinkNodesDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'ipcam-bench-nodes-'));
+  writeFileSync(join(dir, 'bench-event-sink.js'), `module.exports = require(${JSON.stringify(join(__dirname, 'event-sink-node.js'))});\n`);
+  writeFileSync(join(dir, 'bench-event-sink.html'), '<script type="text/html" data-template-name="bench-event-sink"></script>\n');
+  return dir;
+}
+
+async function admin<T>(runtime: ChildRuntime, path: string): Promise<T> {
+  const res = await fetch(`${runtime.adminUrl}${path}`);
+  if (!res.ok) throw new Error(`${path} answered ${res.status}: ${await res.text()}`);
+  return (await res.json()) as T;
+}
+
+async function waitForPort(port: number): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    const ok = await new Promise<boolean>((resolve) => {
+      const socket = connect(port, '127.0.0.1', () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.on('error', () => resolve(false));
+    });
+    if (ok) return;
+    await sleep(50);
+  }
+  throw new Error(`nothing listens on ${port}`);
+}
+
+async function startRig(): Promise<Rig> {
+  const nodesDir = sinkNodesDir();
+  if (PROFILE_DIR) mkdirSync(PROFILE_DIR, { recursive: true });
+  const runtime = new ChildRuntime({ nodesDir, nodeArgs: profileArgs('node-red') });
+  await runtime.start();
+  const eventPort = await freePort();
+  await runtime.deploy(benchFlow(eventPort));
+  await waitForPort(eventPort);
+  const floor = new Child<FloorReply>('floor server', forkBench('event-floor.js', ['--expose-gc', ...profileArgs('floor')]));
+  const { port: floorPort } = await floor.ask(undefined, 'listening');
+  const load = new Child<LoadReply>('load process', forkBench('event-load.js'));
+  return { load, floor, floorPort, runtime, eventPort, nodesDir, template: plateTemplate() };
+}
+
+async function stopRig(rig: Rig): Promise<void> {
+  await rig.load.stop({ type: 'exit' } satisfies LoadRequest);
+  await rig.floor.stop('exit');
+  await rig.runtime.stop();
+  rmSync(rig.nodesDir, { recursive: true, force: true });
+}
+
+/** One run; `connected` is called once the load's connections are open, before the schedule starts. */
+async function run(rig: Rig, target: Target, schedule: Schedule, keepOpen = false, connected?: () => Promise<void>): Promise<RunFigures> {
+  const spec: RunSpec = {
+    host: '127.0.0.1',
+    port: target === 'ours' ? rig.eventPort : rig.floorPort,
+    path: '/',
+    contentType: eventContentType('ipc'),
+    ...rig.template,
+    plateDigits: PLATE_DIGITS,
+    schedule,
+    keepOpen,
+    seed: 20_240_613,
+  };
+  const seconds = schedule.seconds;
+  const pid = target === 'ours' ? (rig.runtime.pid as number) : rig.floor.pid;
+  await rig.load.ask({ type: 'prepare', spec } satisfies LoadRequest, 'ready');
+  const posts = schedule.mode === 'pool' ? Math.round(schedule.rate * seconds) : schedule.cameras * Math.round(schedule.perCamera * seconds);
+  if (target === 'ours') await admin(rig.runtime, `/bench-sink/reset?posts=${posts}`);
+  await connected?.();
+  const cpuBefore = cpuUs(pid);
+  const from = monotonicMs();
+  const { result } = await rig.load.ask({ type: 'go' } satisfies LoadRequest, 'result', seconds * 1000 * 5 + 60_000);
+  let delivered = posts - result.failed - result.refused;
+  let latency: Float64Array;
+  if (target === 'ours') {
+    // The answer goes before the message is handed on: wait until every answered post reached the sink.
+    let stats = await admin<SinkStats>(rig.runtime, '/bench-sink/stats');
+    for (let i = 0; stats.arrived < delivered && i < 600; i++) {
+      await sleep(50);
+      stats = await admin<SinkStats>(rig.runtime, '/bench-sink/stats');
+    }
+    delivered = stats.arrived;
+    if (stats.strays > 0) throw new Error(`the sink got ${stats.strays} messages it did not expect`);
+    latency = differences(new Float64Array(await (await fetch(`${rig.runtime.adminUrl}/bench-sink/arrivals`)).arrayBuffer()), result.intended);
+  } else {
+    latency = differences(result.answered, result.intended);
+  }
+  const cpu = cpuUs(pid) - cpuBefore;
+  profileWindows?.[target].push({ from, to: monotonicMs(), events: delivered });
+  return {
+    events: delivered,
+    cpuPerEvent: cpu / delivered,
+    latency: percentiles(latency),
+    answer: percentiles(differences(result.answered, result.intended)),
+    sendLagP99: percentiles(differences(result.sent, result.intended)).p99,
+    maxInFlight: result.maxInFlight,
+    maxQueued: result.maxQueued,
+    lost: posts - delivered,
+    loadCpuPerPost: result.cpuUs / posts,
+  };
+}
+
+function check(figures: RunFigures, what: string): RunFigures {
+  if (figures.lost > 0) console.warn(`  ! ${what}: ${figures.lost} posts not delivered`);
+  return figures;
+}
+
+/** Monotonic readings of another process must fall between this process's readings around the exchange. */
+async function clockCheck(rig: Rig): Promise<void> {
+  const here = (): ClockReading => ({ monotonic: monotonicMs(), wall: performance.timeOrigin + performance.now() });
+  const rows: Array<Record<string, string>> = [];
+  const ask: Array<[string, () => Promise<ClockReading>]> = [
+    ['load process (IPC)', async () => (await rig.load.ask({ type: 'clock' } satisfies LoadRequest, 'clock')).clock],
+    ['floor server (IPC)', async () => (await rig.floor.ask('clock', 'clock')).clock],
+    ['Node-RED (admin HTTP)', async () => await admin<SinkStats>(rig.runtime, '/bench-sink/stats')],
+  ];
+  for (const [name, read] of ask) {
+    let ordered = 0;
+    let widest = 0;
+    const wallSkews: number[] = [];
+    for (let i = 0; i < CLOCK_CHECKS; i++) {
+      const before = here();
+      const there = await read();
+      const after = here();
+      if (before.monotonic <= there.monotonic && there.monotonic <= after.monotonic) ordered += 1;
+      widest = Math.max(widest, after.monotonic - before.monotonic);
+      // How far the two processes' `timeOrigin + now()` disagree, with the monotonic clock as the reference.
+      if (!Number.isNaN(there.wall)) wallSkews.push(there.wall - there.monotonic - ((before.wall + after.wall) / 2 - (before.monotonic + after.monotonic) / 2));
+    }
     rows.push({
-      case: c.name,
-      'body KB': (Buffer.byteLength(c.template) / 1024).toFixed(1),
-      events: c.count,
-      'events/s': Math.round((c.count * 1000) / ms),
-      'p50 ms': percentile(latencies, 50).toFixed(2),
-      'p99 ms': percentile(latencies, 99).toFixed(2),
-      'max ms': (latencies[latencies.length - 1] ?? NaN).toFixed(2),
+      process: name,
+      'hrtime inside the exchange': `${ordered}/${CLOCK_CHECKS}`,
+      'widest exchange (ms)': widest.toFixed(2),
+      'timeOrigin+now() offset vs this process (ms)': wallSkews.length > 0 ? `${Math.min(...wallSkews).toFixed(3)}..${Math.max(...wallSkews).toFixed(3)}` : '-',
     });
+    if (ordered !== CLOCK_CHECKS) throw new Error(`process.hrtime of the ${name} is not the clock of this process: the latencies would be meaningless`);
   }
-  sentAt.clear();
-  latencies.length = 0;
+  console.log('Clock: process.hrtime (CLOCK_MONOTONIC, one clock for the whole machine) read in each process:');
   console.table(rows);
-  console.log('(the camera format carries the scene twice, as the overview item and as sourceDataInfo, as the captures do)');
+}
 
-  // Heap across many small events: what the server and its parser keep.
-  const gc = (globalThis as { gc?: () => void }).gc;
-  gc?.();
-  const heapBefore = process.memoryUsage().heapUsed;
-  const small = cases[0] as { template: string };
-  const ms = await blast('ipc', small.template, HEAP_COUNT);
-  sentAt.clear();
-  latencies.length = 0;
-  gc?.();
-  const heapAfter = process.memoryUsage().heapUsed;
-  const mb = (n: number): string => (n / 1024 / 1024).toFixed(1);
-  console.log(
-    `heap used: ${mb(heapBefore)} MB before, ${mb(heapAfter)} MB after ${HEAP_COUNT.toLocaleString('en')} small events ` +
-      `(${(heapAfter - heapBefore >= 0 ? '+' : '') + mb(heapAfter - heapBefore)} MB; ${Math.round((HEAP_COUNT * 1000) / ms)} events/s); ` +
-      (gc ? 'measured after global.gc()' : 'without gc (run node with --expose-gc for settled figures)'),
-  );
+interface Fleet {
+  ours: RunFigures[];
+  floor: RunFigures[];
+  /** Per receiver: with no connection, with the cameras connected before any post, and after the run (still connected). */
+  memory: Record<Target, { none: MemoryProbe[]; idle: MemoryProbe[]; used: MemoryProbe[] }>;
+  server: Array<SinkStats['server']>;
+}
 
-  await poster.close();
-  await server.close();
+/** A receiver's memory after GC (`gc` false: only its connections, without the GC's cost). */
+async function memoryOf(rig: Rig, target: Target, gc = true): Promise<MemoryProbe> {
+  if (target === 'floor') return (await rig.floor.ask(gc ? 'probe' : 'connections', 'probe')).probe;
+  const connections = (await admin<SinkStats>(rig.runtime, '/bench-sink/stats')).server?.connections ?? 0;
+  if (!gc) return { rss: NaN, heapUsed: NaN, heapTotal: NaN, external: NaN, connections };
+  const probe = await rig.runtime.probe();
+  return { rss: probe.rss, heapUsed: probe.heapUsed, heapTotal: probe.heapTotal ?? NaN, external: probe.external ?? NaN, connections };
+}
 
-  // Parse work alone: parseDevicePost (images cut out before XML parsing) against a plain parse of the whole body.
-  const plain = new XMLParser({ ignoreAttributes: false, parseTagValue: false });
-  const parseRows: Array<Record<string, string>> = [];
-  for (const c of cases.slice(2)) {
-    const body = Buffer.from(c.template.replace(PLATE_MARK, plateOf(1)), 'utf8');
-    const ours = timeSync(() => parseDevicePost(body, '127.0.0.1'));
-    const baseline = timeSync(() => plain.parse(body.toString('utf8')));
-    parseRows.push({
-      body: `${c.name} (${(body.length / 1024).toFixed(0)} KB)`,
-      'fast-xml-parser, whole body (ms)': baseline.toFixed(3),
-      'parseDevicePost (ms)': ours.toFixed(3),
-      'x baseline': (ours / baseline).toFixed(3),
-    });
+export async function eventsThroughput(_sim: Simulator): Promise<void> {
+  const began = performance.now();
+  const cores = cpus().length;
+  console.log(`\n## Device events, open loop: load process -> Node-RED (ipcam-event-server -> ipcam-plate-event -> next node), beside a bare node:http floor`);
+  console.log(`machine: ${cores} cores, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')} at start`);
+  const rig = await startRig();
+  try {
+    await clockCheck(rig);
+    const pool = (rate: number, seconds: number): Schedule => ({ mode: 'pool', rate, seconds, connections: POOL_CONNECTIONS });
+    // Warm-up: connections, JIT, Node-RED's lazily built parts.
+    await run(rig, 'ours', pool(WARMUP_RATE, WARMUP_SECONDS));
+    await run(rig, 'floor', pool(WARMUP_RATE, WARMUP_SECONDS));
+
+    // Heap after GC over 100,000 events.
+    const before = await rig.runtime.probe();
+    const heapRun = check(await run(rig, 'ours', pool(HEAP_RATE, HEAP_EVENTS / HEAP_RATE)), 'heap run');
+    const after = await rig.runtime.probe();
+    const serverAfter = (await admin<SinkStats>(rig.runtime, '/bench-sink/stats')).server;
+
+    // Offered rates, ours and the floor in turn, repeated. A profile counts these runs and the cameras' only.
+    if (PROFILE_DIR) profileWindows = { ours: [], floor: [] };
+    const byRate = new Map<number, { ours: RunFigures[]; floor: RunFigures[] }>(RATES.map((rate) => [rate, { ours: [], floor: [] }]));
+    for (let rep = 0; rep < REPS; rep++) {
+      for (const rate of RATES) {
+        const figures = byRate.get(rate) as { ours: RunFigures[]; floor: RunFigures[] };
+        figures.ours.push(check(await run(rig, 'ours', pool(rate, RATE_SECONDS)), `ours at ${rate}/s`));
+        figures.floor.push(check(await run(rig, 'floor', pool(rate, RATE_SECONDS)), `floor at ${rate}/s`));
+      }
+    }
+
+    // 500 cameras, each its own keep-alive socket from its own address.
+    const cameras: Schedule = { mode: 'cameras', cameras: CAMERAS, perCamera: PER_CAMERA, seconds: CAMERA_SECONDS, jitterMs: JITTER_MS };
+    const fleet: Fleet = { ours: [], floor: [], memory: { ours: { none: [], idle: [], used: [] }, floor: { none: [], idle: [], used: [] } }, server: [] };
+    for (let rep = 0; rep < REPS; rep++) {
+      for (const target of ['ours', 'floor'] as const) {
+        const memory = fleet.memory[target];
+        memory.none.push(await memoryOf(rig, target));
+        const connected = async (): Promise<void> => {
+          // Connected at the load process is not yet accepted by the receiver.
+          for (let i = 0; i < 200 && (await memoryOf(rig, target, false)).connections < CAMERAS; i++) await sleep(50);
+          memory.idle.push(await memoryOf(rig, target));
+          if (target === 'ours') fleet.server.push((await admin<SinkStats>(rig.runtime, '/bench-sink/stats')).server);
+        };
+        fleet[target].push(check(await run(rig, target, cameras, true, connected), `${target}, 500 cameras`));
+        memory.used.push(await memoryOf(rig, target));
+        await rig.load.ask({ type: 'close-connections' } satisfies LoadRequest, 'closed');
+      }
+    }
+
+    report(byRate, fleet, { before, after, heapRun, serverAfter });
+  } finally {
+    await stopRig(rig);
   }
-  console.table(parseRows);
-  parseScaling();
+  if (PROFILE_DIR && profileWindows) summarizeProfiles(PROFILE_DIR, profileWindows);
+  console.log(`machine load average ${loadavg().map((l) => l.toFixed(2)).join(' ')} at the end; events bench took ${((performance.now() - began) / 1000).toFixed(0)} s`);
 }
 
-/** A camera post with `count` plate items after an overview item (no item carries `carAttr` or `PlateConfidence`). */
-function manyPlates(count: number): string {
-  const items = ['<item><targetImageData><targetBase64Data type="string"><![CDATA[BASE64]]></targetBase64Data></targetImageData></item>'];
-  for (let i = 0; i < count; i++) items.push(`<item><plateNumber type="string"><![CDATA[P${i}]]></plateNumber><vehicleListType type="string">whiteList</vehicleListType></item>`);
-  return `<config version="1.7" xmlns="http://www.ipc.com/ver10"><smartType type="openAlramObj">VEHICE</smartType><currentTime type="tint64">1700000000000000</currentTime><listInfo type="list">${items.join('')}</listInfo></config>`;
+function latencyCells(prefix: string, values: Percentiles[]): Record<string, string> {
+  return {
+    [`${prefix}p50 ms`]: spread(values.map((v) => v.p50), 2),
+    [`${prefix}p99 ms`]: spread(values.map((v) => v.p99), 2),
+    [`${prefix}max ms`]: spread(values.map((v) => v.max), 1),
+  };
 }
 
-/**
- * Parse cost against post size: camera posts of 100 to 20,000 plates with the limits lifted (cost
- * per byte against the 100-plate post: 1.0 means linear), the refusal of the 20,000-plate post at
- * the default limits, and the dearest posts the default limits let through, against a real capture.
- */
-function parseScaling(): void {
-  console.log('\n## Device post parsing: cost against size (camera posts with many plates, limits lifted)');
-  const unbounded = { maxNodes: Infinity, maxMarkup: Infinity, maxItems: Infinity };
-  const sizes = [100, 1_000, 20_000];
-  const docs = sizes.map(manyPlates);
-  const times = docs.map((doc, i) => timeSync(() => parseDevicePost(doc, '127.0.0.1', 0, unbounded), i === 2 ? 1 : 20));
-  const perByte = (i: number): number => (times[i] as number) / (docs[i] as string).length;
+function rows(name: string, ours: RunFigures[], floor: RunFigures[]): Array<Record<string, string>> {
+  const row = (who: string, f: RunFigures[]): Record<string, string> => ({
+    case: `${name}, ${who}`,
+    events: spread(
+      f.map((x) => x.events),
+      0,
+    ),
+    'CPU us/event': spread(
+      f.map((x) => x.cpuPerEvent),
+      1,
+    ),
+    ...latencyCells(
+      '',
+      f.map((x) => x.latency),
+    ),
+    'in flight, most': String(Math.max(...f.map((x) => x.maxInFlight))),
+    'waiting, most': String(Math.max(...f.map((x) => x.maxQueued))),
+  });
+  return [row('ours (to next node)', ours), row('floor (to answer)', floor)];
+}
+
+function report(
+  byRate: Map<number, { ours: RunFigures[]; floor: RunFigures[] }>,
+  fleet: Fleet,
+  heap: { before: RuntimeProbe; after: RuntimeProbe; heapRun: RunFigures; serverAfter: SinkStats['server'] },
+): void {
+  const cases: Array<[string, RunFigures[], RunFigures[]]> = [
+    ...[...byRate].map(([rate, f]): [string, RunFigures[], RunFigures[]] => [`${rate.toLocaleString('en')}/s, ${RATE_SECONDS} s`, f.ours, f.floor]),
+    [`${CAMERAS} cameras x ${PER_CAMERA}/s, ${CAMERA_SECONDS} s`, fleet.ours, fleet.floor],
+  ];
+  console.log(
+    `\nLatency from each post's due time (ours: to the plate message at the next node; the floor: to its answer at the load process); ` +
+      `median (min..max) over ${REPS} repetitions, ours and the floor in turn with the same schedule. ` +
+      `"waiting": posts due while no connection was free (pool) or while their camera's previous post was unanswered: above 0, the receiver fell behind`,
+  );
+  console.table(cases.flatMap(([name, ours, floor]) => rows(name, ours, floor)));
+
+  console.log('\nHeadline: receiver CPU per event, ours over the floor (per repetition: the runs next to each other); goal <= 1.5');
   console.table(
-    sizes.map((n, i) => ({
-      plates: n,
-      'body KB': ((docs[i] as string).length / 1024).toFixed(0),
-      'parse (ms)': (times[i] as number).toFixed(2),
-      'us/plate': (((times[i] as number) * 1000) / n).toFixed(1),
-      'cost per byte x 100 plates': (perByte(i) / perByte(0)).toFixed(2),
+    cases.map(([name, ours, floor]) => ({
+      case: name,
+      'ours / floor CPU per event': spread(
+        ours.map((o, i) => o.cpuPerEvent / (floor[i] as RunFigures).cpuPerEvent),
+        2,
+      ),
+      'ours to answer p99 ms': spread(
+        ours.map((o) => o.answer.p99),
+        2,
+      ),
+      'floor to answer p99 ms': spread(
+        floor.map((o) => o.answer.p99),
+        2,
+      ),
     })),
   );
 
-  const capture = readFileSync(join(__dirname, '..', '..', 'test', 'fixtures', 'captures', 'tvt-events', 'ipc-v1x', 'lpr.xml'));
-  const real = timeSync(() => parseDevicePost(capture, '127.0.0.1'));
-  const head = '<config version="1.7"><smartType>PEA</smartType>';
-  const worst: Array<[string, string]> = [
-    ['20,000 plates, refused (markup over the cap)', docs[2] as string],
-    [`${PARSE_LIMITS.maxNodes - 4} elements (at the node cap)`, `${head}<list>${'<i/>'.repeat(PARSE_LIMITS.maxNodes - 4)}</list></config>`],
-    [`${PARSE_LIMITS.maxNodes - 4} attributes (at the node cap)`, `${head}<a ${Array.from({ length: PARSE_LIMITS.maxNodes - 4 }, (_, i) => `x${i}="1"`).join(' ')}/></config>`],
-    [`${PARSE_LIMITS.maxMarkup / 1024} KiB of text (at the markup cap)`, `${head}<a>${'x'.repeat(PARSE_LIMITS.maxMarkup - head.length - 20)}</a></config>`],
-  ];
-  console.log(`\n## Device post parsing at the default limits, against a real camera plate post (${capture.length} bytes, ${(real * 1000).toFixed(0)} us)`);
+  const all = cases.flatMap(([, ours, floor]) => [...ours, ...floor]);
+  const pooled = [...byRate.values()].flatMap((f) => [...f.ours, ...f.floor]);
+  console.log(
+    `Load process: ${POOL_CONNECTIONS} keep-alive connections in the pool (most posts in flight at once: ${Math.max(...pooled.map((f) => f.maxInFlight))}, ` +
+      `most posts waiting for a free connection: ${Math.max(...pooled.map((f) => f.maxQueued))}); ` +
+      `cameras: one connection each from 127.0.x.y (most posts waiting for their camera's previous one: ${Math.max(...[...fleet.ours, ...fleet.floor].map((f) => f.maxQueued))}); ` +
+      `its own lateness in sending, p99: ${spread(all.map((f) => f.sendLagP99), 2)} ms; its CPU per post: ${spread(all.map((f) => f.loadCpuPerPost), 1)} us`,
+  );
+
+  console.log(`\nNode-RED heap after GC (global.gc() twice) over ${HEAP_EVENTS.toLocaleString('en')} events at ${HEAP_RATE.toLocaleString('en')}/s`);
+  const signed = (bytes: number): string => `${bytes >= 0 ? '+' : ''}${mb(bytes)}`;
+  const reserved = (probe: RuntimeProbe): number => probe.heapTotal ?? NaN;
+  console.table([
+    { when: 'before', 'heap MB': mb(heap.before.heapUsed), 'heap reserved MB': mb(reserved(heap.before)), 'RSS MB': mb(heap.before.rss), fds: heap.before.fds },
+    { when: `after ${heap.heapRun.events.toLocaleString('en')} events`, 'heap MB': mb(heap.after.heapUsed), 'heap reserved MB': mb(reserved(heap.after)), 'RSS MB': mb(heap.after.rss), fds: heap.after.fds },
+    {
+      when: 'growth',
+      'heap MB': signed(heap.after.heapUsed - heap.before.heapUsed),
+      'heap reserved MB': signed(reserved(heap.after) - reserved(heap.before)),
+      'RSS MB': signed(heap.after.rss - heap.before.rss),
+      fds: heap.after.fds - heap.before.fds,
+    },
+  ]);
+  console.log(`event server after the run: ${JSON.stringify(heap.serverAfter)} (connections open, senders holding them, body bytes being received)`);
+
+  const mbOf = (probes: MemoryProbe[], field: 'heapUsed' | 'heapTotal' | 'rss' | 'external'): string =>
+    spread(
+      probes.map((p) => p[field] / 1048576),
+      1,
+    );
+  const kbPerConnection = (probes: MemoryProbe[], base: MemoryProbe[], field: 'heapUsed' | 'heapTotal' | 'rss' | 'external'): string =>
+    spread(
+      probes.map((p, i) => (p[field] - (base[i] as MemoryProbe)[field]) / CAMERAS / 1024),
+      1,
+    );
+  console.log(
+    `\nMemory after GC with ${CAMERAS} camera connections, Node-RED (ours) and the floor, median (min..max) over ${REPS} repetitions; ` +
+      `event server cap maxConnections ${MAX_CONNECTIONS} in the flow (the default, 256, would refuse half the cameras)`,
+  );
+  const memoryRows: Array<Record<string, string>> = [];
+  for (const target of ['ours', 'floor'] as const) {
+    const m = fleet.memory[target];
+    const stages: Array<[string, MemoryProbe[]]> = [
+      ['no connections', m.none],
+      [`${CAMERAS} connected, before any post`, m.idle],
+      [`${CAMERAS} connected, after the run`, m.used],
+    ];
+    for (const [when, probes] of stages) {
+      memoryRows.push({ receiver: target, when, 'heap MB': mbOf(probes, 'heapUsed'), 'heap reserved MB': mbOf(probes, 'heapTotal'), 'external MB': mbOf(probes, 'external'), 'RSS MB': mbOf(probes, 'rss') });
+    }
+    for (const [when, probes] of stages.slice(1)) {
+      memoryRows.push({
+        receiver: target,
+        when: `per connection, ${when.replace(`${CAMERAS} connected, `, '')} (KB)`,
+        'heap MB': kbPerConnection(probes, m.none, 'heapUsed'),
+        'heap reserved MB': kbPerConnection(probes, m.none, 'heapTotal'),
+        'external MB': kbPerConnection(probes, m.none, 'external'),
+        'RSS MB': kbPerConnection(probes, m.none, 'rss'),
+      });
+    }
+  }
+  console.table(memoryRows);
+  console.log(`event server with the cameras connected: ${JSON.stringify(fleet.server[0])} (connections, senders, body bytes being received)`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Profile summary
+
+/** A measured run, on the monotonic clock (ms), which is also the clock of V8's profiles (us). */
+interface ProfileWindow {
+  from: number;
+  to: number;
+  events: number;
+}
+
+let profileWindows: Record<Target, ProfileWindow[]> | undefined;
+
+function profileArgs(name: string): string[] {
+  return PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', PROFILE_DIR, '--cpu-prof-name', `${name}.${process.pid}.cpuprofile`] : [];
+}
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+}
+
+interface Profile {
+  nodes: ProfileNode[];
+  startTime: number;
+  samples: number[];
+  timeDeltas: number[];
+}
+
+/** Sampled time per event inside the measured runs, by where the code comes from and by function (us). */
+function sampledPerEvent(profile: Profile, windows: ProfileWindow[]): { origins: Map<string, number>; functions: Map<string, number>; total: number } {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const events = windows.reduce((sum, w) => sum + w.events, 0);
+  const origins = new Map<string, number>();
+  const functions = new Map<string, number>();
+  let total = 0;
+  let at = profile.startTime;
+  for (let i = 0; i < profile.samples.length; i++) {
+    at += profile.timeDeltas[i] ?? 0;
+    // The time up to the next sample is spent where this one found the thread.
+    const dt = profile.timeDeltas[i + 1] ?? 0;
+    const node = byId.get(profile.samples[i] as number);
+    if (!node || node.callFrame.functionName === '(idle)') continue;
+    const ms = at / 1000;
+    if (!windows.some((w) => ms >= w.from && ms <= w.to)) continue;
+    const { functionName, url, lineNumber } = node.callFrame;
+    const key = `${functionName || '(anonymous)'} ${url.replace(/^.*node_modules\//, '').replace(/^.*\/dist\//, 'dist/')}:${lineNumber + 1}`;
+    const where = origin(functionName, url);
+    functions.set(key, (functions.get(key) ?? 0) + dt / events);
+    origins.set(where, (origins.get(where) ?? 0) + dt / events);
+    total += dt / events;
+  }
+  return { origins, functions, total };
+}
+
+/**
+ * Where the receivers' time goes, per event, inside the measured runs: the profile of Node-RED
+ * beside the floor's. Sampled time is wall time while the thread was not idle: on a busy machine
+ * it counts time the thread waited for a core, so compare the two columns, not the absolute values.
+ */
+function summarizeProfiles(dir: string, windows: Record<Target, ProfileWindow[]>): void {
+  const read = (name: string): Profile | undefined => {
+    const file = readdirSync(dir).find((f) => f === `${name}.${process.pid}.cpuprofile`);
+    return file ? (JSON.parse(readFileSync(join(dir, file), 'utf8')) as Profile) : undefined;
+  };
+  const oursProfile = read('node-red');
+  const floorProfile = read('floor');
+  if (!oursProfile || !floorProfile) {
+    console.log(`no profiles of this run in ${dir}`);
+    return;
+  }
+  const ours = sampledPerEvent(oursProfile, windows.ours);
+  const floor = sampledPerEvent(floorProfile, windows.floor);
+  const us = (value: number | undefined): string => (value ?? 0).toFixed(1);
+  console.log(`\nProfiles (${dir}): sampled time per event in the measured runs, us (self time; compare the columns)`);
+  const origins = [...new Set([...ours.origins.keys(), ...floor.origins.keys()])].sort((a, b) => (ours.origins.get(b) ?? 0) - (ours.origins.get(a) ?? 0));
+  console.table([
+    ...origins.slice(0, 18).map((where) => ({ where, ours: us(ours.origins.get(where)), floor: us(floor.origins.get(where)) })),
+    { where: 'all', ours: us(ours.total), floor: us(floor.total) },
+  ]);
+  console.log('Node-RED, by function (us per event, self time):');
   console.table(
-    worst.map(([name, doc]) => {
-      const ms = timeSync(() => {
-        try {
-          parseDevicePost(doc, '127.0.0.1');
-        } catch {
-          // refused: the time of refusing is what is measured
-        }
-      }, 5);
-      return { post: name, 'body KB': (doc.length / 1024).toFixed(0), ms: ms.toFixed(2), 'x real post': (ms / real).toFixed(0) };
-    }),
+    [...ours.functions]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 25)
+      .map(([what, value]) => ({ what, ours: us(value), floor: us(floor.functions.get(what)) })),
   );
 }
 
-/** Median over 5 rounds of the mean time of one call (ms), `calls` calls a round. */
-function timeSync(call: () => unknown, calls = 20): number {
-  for (let i = 0; i < calls; i++) call();
-  const rounds: number[] = [];
-  for (let r = 0; r < 5; r++) {
-    const start = performance.now();
-    for (let i = 0; i < calls; i++) call();
-    rounds.push((performance.now() - start) / calls);
-  }
-  rounds.sort((a, b) => a - b);
-  return rounds[2] as number;
+function origin(functionName: string, url: string): string {
+  if (url === '') return functionName.startsWith('(') ? functionName : functionName.startsWith('RegExp:') ? '(regular expressions)' : `(native) ${functionName}`;
+  if (url.startsWith('node:')) return url.replace(/^node:internal\//, 'node:').replace(/\/.*$/, '').replace(/^node:(_http|http).*$/, 'node:http');
+  const pkg = /node_modules\/((@[^/]+\/)?[^/]+)/.exec(url);
+  if (pkg) return pkg[1] as string;
+  const ours = /\/dist\/((lib|nodes|bench)(\/[^/]+(?=\/))?)/.exec(url);
+  return ours ? `ipcam ${ours[1] as string}` : url;
 }
+

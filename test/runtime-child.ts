@@ -11,11 +11,19 @@ export interface FlowNode {
   [key: string]: unknown;
 }
 
+/** What a runtime is started with beyond the defaults (benches); every field is optional. */
+export interface ChildRuntimeOptions {
+  /** Extra directory of node files (a `.js` beside a `.html`), as the `nodesDir` setting. */
+  nodesDir?: string;
+  /** Extra node options for the runtime process, e.g. `--cpu-prof`. */
+  nodeArgs?: string[];
+}
+
 /** What the runtime reports of itself after a full garbage collection. */
 export interface RuntimeProbe {
   rss: number;
   heapUsed: number;
-  /** What V8 has reserved for its heap: it grows in steps and is kept after a GC, and RSS follows it. */
+  /** What V8 has reserved for its heap, used or not: it grows in steps (its young generation under a high allocation rate) and is kept after a GC, and RSS follows it. */
   heapTotal: number;
   /** Memory outside the V8 heap held by JS objects (Buffers among it). */
   external: number;
@@ -37,6 +45,13 @@ export class ChildRuntime {
   private exited: Promise<void> = Promise.resolve();
   private url = '';
 
+  constructor(private readonly options: ChildRuntimeOptions = {}) {}
+
+  /** The admin API's base URL, e.g. `http://127.0.0.1:1880` (set by `start`). */
+  get adminUrl(): string {
+    return this.url;
+  }
+
   get pid(): number | undefined {
     return this.child?.pid;
   }
@@ -49,8 +64,8 @@ export class ChildRuntime {
   async start(): Promise<void> {
     const port = await freePort();
     this.url = `http://127.0.0.1:${port}`;
-    writeFileSync(join(this.userDir, 'settings.js'), settingsFile(port));
-    const child = spawn(process.execPath, ['--expose-gc', require.resolve('node-red/red.js'), '--userDir', this.userDir, '--settings', join(this.userDir, 'settings.js')], {
+    writeFileSync(join(this.userDir, 'settings.js'), settingsFile(port, this.options.nodesDir));
+    const child = spawn(process.execPath, ['--expose-gc', ...(this.options.nodeArgs ?? []), require.resolve('node-red/red.js'), '--userDir', this.userDir, '--settings', join(this.userDir, 'settings.js')], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.child = child;
@@ -94,8 +109,8 @@ export class ChildRuntime {
   }
 }
 
-function settingsFile(port: number): string {
-  return `module.exports = {
+function settingsFile(port: number, nodesDir?: string): string {
+  return `module.exports = {${nodesDir === undefined ? '' : `\n  nodesDir: ${JSON.stringify(nodesDir)},`}
   uiHost: '127.0.0.1',
   uiPort: ${port},
   flowFile: 'flows.json',

@@ -403,9 +403,11 @@ export class EventServer {
   }
 
   private pathAllowed(url: string): boolean {
-    const path = pathOf(url);
     const base = this.opts.path;
-    return base === '/' || path === base || path.startsWith(base.endsWith('/') ? base : `${base}/`);
+    // Everything is under '/': reading the request's path (a URL parse per post) would decide nothing.
+    if (base === '/') return true;
+    const path = pathOf(url);
+    return path === base || path.startsWith(base.endsWith('/') ? base : `${base}/`);
   }
 }
 
