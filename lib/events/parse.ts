@@ -135,9 +135,9 @@ export function readDevicePost(body: Buffer | string, senderIp: string, received
 function checkSize(xmlText: string, limits: ParseLimits): void {
   if (xmlText.length > limits.maxMarkup) throw new PostTooComplex(`Too large: ${xmlText.length} characters of XML besides the images, more than ${limits.maxMarkup}`);
   let nodes = 0;
-  for (let i = 0; i < xmlText.length; i++) {
-    const c = xmlText.charCodeAt(i);
-    if ((c === 0x3c /* < */ && xmlText.charCodeAt(i + 1) !== 0x2f) /* not </ */ || c === 0x3d /* = */ || c === 0x26 /* & */) {
+  for (const mark of ['<', '=', '&']) {
+    for (let at = xmlText.indexOf(mark); at >= 0; at = xmlText.indexOf(mark, at + 1)) {
+      if (mark === '<' && xmlText.charCodeAt(at + 1) === 0x2f /* </ */) continue;
       if (++nodes > limits.maxNodes) throw new PostTooComplex(`Too complex: more than ${limits.maxNodes} elements, attributes and references`);
     }
   }
@@ -249,10 +249,23 @@ function confidenceOf(el: XmlElement | undefined): number | undefined {
 
 function vehicleOf(el: XmlElement | undefined): PlateDetection['vehicle'] | undefined {
   if (!el) return undefined;
-  const pick = (...names: string[]): string | undefined => names.map((n) => textOf(el, n)).find((v) => v !== undefined && v !== '');
-  const vehicle = { color: pick('color', 'carColor'), type: pick('carType', 'type', 'vehicleType'), brand: pick('brand', 'carBrand'), model: pick('model', 'carModel') };
-  const present = Object.entries(vehicle).filter(([, v]) => v !== undefined);
-  return present.length > 0 ? (Object.fromEntries(present) as PlateDetection['vehicle']) : undefined;
+  const pick = (...names: string[]): string | undefined => {
+    for (const name of names) {
+      const value = textOf(el, name);
+      if (value) return value;
+    }
+    return undefined;
+  };
+  const vehicle: NonNullable<PlateDetection['vehicle']> = {};
+  const color = pick('color', 'carColor');
+  const type = pick('carType', 'type', 'vehicleType');
+  const brand = pick('brand', 'carBrand');
+  const model = pick('model', 'carModel');
+  if (color) vehicle.color = color;
+  if (type) vehicle.type = type;
+  if (brand) vehicle.brand = brand;
+  if (model) vehicle.model = model;
+  return color || type || brand || model ? vehicle : undefined;
 }
 
 function alarmsOf(info: XmlElement): AlarmStatus['alarms'] {
@@ -334,7 +347,8 @@ function textOf(el: XmlElement | undefined, name: string): string | undefined {
 
 function childCI(el: XmlElement | undefined, name: string): XmlElement | undefined {
   const lower = name.toLowerCase();
-  return el?.children.find((c) => c.name.toLowerCase() === lower);
+  // Names of another length cannot match: no name is lowered for them.
+  return el?.children.find((c) => c.name.length === lower.length && c.name.toLowerCase() === lower);
 }
 
 /** Depth-first search for the first element of that name. */
