@@ -1,5 +1,4 @@
 import { performance } from 'node:perf_hooks';
-import { XMLParser } from 'fast-xml-parser';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PARSE_LIMITS, parseDevicePost, type PlateDetection } from '../lib/events/parse';
@@ -57,8 +56,8 @@ interface Row {
 
 /**
  * Events per second and latency from the post leaving the simulator poster to the subscriber
- * callback of the EventServer, over loopback with a few connections; heap across 100,000 events;
- * and the parser against a plain fast-xml-parser parse of the same 500 KB+ body.
+ * callback of the EventServer, over loopback with a few connections; heap across 100,000 events.
+ * The parser against fast-xml-parser on the same text is in bench/xml.ts.
  */
 export async function eventsThroughput(sim: Simulator): Promise<void> {
   console.log(`\n## Device events: simulator poster -> EventServer over loopback, ${CONNECTIONS} connections`);
@@ -155,21 +154,6 @@ export async function eventsThroughput(sim: Simulator): Promise<void> {
   await poster.close();
   await server.close();
 
-  // Parse work alone: parseDevicePost (images cut out before XML parsing) against a plain parse of the whole body.
-  const plain = new XMLParser({ ignoreAttributes: false, parseTagValue: false });
-  const parseRows: Array<Record<string, string>> = [];
-  for (const c of cases.slice(2)) {
-    const body = Buffer.from(c.template.replace(PLATE_MARK, plateOf(1)), 'utf8');
-    const ours = timeSync(() => parseDevicePost(body, '127.0.0.1'));
-    const baseline = timeSync(() => plain.parse(body.toString('utf8')));
-    parseRows.push({
-      body: `${c.name} (${(body.length / 1024).toFixed(0)} KB)`,
-      'fast-xml-parser, whole body (ms)': baseline.toFixed(3),
-      'parseDevicePost (ms)': ours.toFixed(3),
-      'x baseline': (ours / baseline).toFixed(3),
-    });
-  }
-  console.table(parseRows);
   parseScaling();
 }
 
