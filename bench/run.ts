@@ -1,6 +1,6 @@
 /**
  * `npm run bench [name...]`: figures printed as ratios against baselines run in the same process.
- * Nothing here asserts a time; it reports. Names: snapshot, plates, events, streams, ops (default: all).
+ * Nothing here asserts a time; it reports. Names: snapshot, plates, events, streams, ops, xml (default: all).
  */
 import { startSimulator, type Simulator } from '../lib/simulator';
 import { eventsThroughput } from './events';
@@ -9,6 +9,7 @@ import { operationsOverhead } from './ops';
 import { platesAddAndRead } from './plates';
 import { snapshotRoundTrip } from './snapshot';
 import { streamsThroughput } from './streams';
+import { xmlCodec } from './xml';
 
 const BENCHES: Record<string, (sim: Simulator) => Promise<void>> = {
   snapshot: snapshotRoundTrip,
@@ -16,6 +17,7 @@ const BENCHES: Record<string, (sim: Simulator) => Promise<void>> = {
   events: eventsThroughput,
   streams: streamsThroughput,
   ops: operationsOverhead,
+  xml: xmlCodec,
 };
 
 async function main(): Promise<void> {

@@ -2,7 +2,7 @@ import { createSocket } from 'node:dgram';
 import { isIP } from 'node:net';
 import { DedupWindow } from '../lib/events/dedup';
 import { fromDevice, hostAddresses, listFilter, matchesText } from '../lib/events/filter';
-import { decodeImage, type DevicePost, type PlateDetection } from '../lib/events/parse';
+import { decodeImage, imageBase64, type DevicePost, type PlateDetection } from '../lib/events/parse';
 import type { EventServerState, ReceivedPost } from '../lib/events/server';
 import { IpcamError } from '../lib/errors';
 import { setHttpPostConfig } from '../lib/xml/http-post';
@@ -39,12 +39,13 @@ function plateMessage(p: PlateDetection, sender: string, images: ImageMode): Nod
   payload['sender'] = sender;
   if (p.vehicle) payload['vehicle'] = p.vehicle;
   if (images !== 'none') {
-    const decoded: Record<string, Buffer | string> = {};
+    const pictures: Record<string, Buffer | string> = {};
     for (const which of ['plate', 'scene'] as const) {
-      const image = decodeImage(p.images[which]);
-      if (image) decoded[which] = images === 'buffer' ? image : image.toString('base64');
+      // base64 is passed on as posted once checked: decoding and encoding again gave the same text.
+      const image = images === 'buffer' ? decodeImage(p.images[which]) : imageBase64(p.images[which]);
+      if (image) pictures[which] = image;
     }
-    payload['images'] = decoded;
+    payload['images'] = pictures;
   }
   return { topic: p.plate, payload };
 }

@@ -717,6 +717,54 @@ describe('ipcam-event-server + ipcam-plate-event nodes', function () {
       buffers.assertDrained();
       base64.assertDrained();
     });
+
+    it('base64 passes the posted text on once checked; lines, missing padding and a PNG give what decoding and encoding gives; anything else is left out', async function () {
+      const port = await closedPort();
+      const outputs = await deploy(eventFlow([serverDef(port)], [['pe-buffer', { images: 'buffer' }], ['pe-base64', { images: 'base64' }]]));
+      await listening('pe-buffer');
+      const sceneText = SNAPSHOT_JPEG.toString('base64');
+      const cropText = PLATE_JPEG.toString('base64');
+      // A camera post with `scene` and `crop` where the device writes its pictures' base64.
+      const postWith = async (plate: string, scene: string, crop: string): Promise<void> => {
+        const body = buildPlateEvent('ipc', { plate, scene: SNAPSHOT_JPEG, plateImage: PLATE_JPEG }).split(sceneText).join(scene).split(cropText).join(crop);
+        assert.equal((await rawPost(port, body)).status, 200);
+      };
+      const lines = (text: string): string => (text.match(/.{1,76}/g) ?? []).join('\r\n');
+      // 2 bytes more or less: its base64 ends in `==`.
+      const odd = Buffer.concat([PLATE_JPEG, Buffer.alloc((4 - (PLATE_JPEG.length % 3)) % 3, 0x20)]);
+      const oddText = odd.toString('base64');
+      assert.ok(oddText.endsWith('=='));
+      const pngHead = Buffer.from('89504e470d0a1a0a0000000d4948445200000010000000100806000000', 'hex');
+      const png = Buffer.concat([pngHead, Buffer.alloc(200, 3)]);
+      const notPng = Buffer.concat([pngHead.subarray(0, 4), Buffer.alloc(200, 3)]);
+      const cases: Array<{ plate: string; scene: string; crop: string; expected: { scene?: Buffer; plate?: Buffer } }> = [
+        { plate: 'B64SAME', scene: sceneText, crop: cropText, expected: { scene: SNAPSHOT_JPEG, plate: PLATE_JPEG } },
+        { plate: 'B64LINES', scene: lines(sceneText), crop: `\n${lines(cropText)}\n`, expected: { scene: SNAPSHOT_JPEG, plate: PLATE_JPEG } },
+        { plate: 'B64NOPAD', scene: sceneText, crop: oddText.replace(/=+$/, ''), expected: { scene: SNAPSHOT_JPEG, plate: odd } },
+        { plate: 'B64PNG', scene: png.toString('base64'), crop: notPng.toString('base64'), expected: { scene: png } },
+        { plate: 'B64BAD', scene: `${sceneText.slice(0, 500)}!${sceneText.slice(500)}`, crop: Buffer.from('a plate crop that is text').toString('base64'), expected: {} },
+      ];
+      for (const c of cases) await postWith(c.plate, c.scene, c.crop);
+
+      const buffers = outputsOf(outputs, 'pe-buffer');
+      const base64 = outputsOf(outputs, 'pe-base64');
+      for (const c of cases) {
+        const b = await buffers.nextPlate(c.plate);
+        const s = await base64.nextPlate(c.plate);
+        const bi = b['images'];
+        const si = s['images'];
+        assert.ok(isRecord(bi) && isRecord(si), `${c.plate}: no images object`);
+        assert.deepEqual(Object.keys(bi).sort(), Object.keys(c.expected).sort(), `${c.plate} (buffer)`);
+        assert.deepEqual(Object.keys(si).sort(), Object.keys(c.expected).sort(), `${c.plate} (base64)`);
+        for (const [which, image] of Object.entries(c.expected)) {
+          assert.ok(Buffer.isBuffer(bi[which]) && image.equals(bi[which] as Buffer), `${c.plate} ${which}: not the posted picture (buffer)`);
+          // Exactly the text decoding and encoding gave before the base64 was passed on.
+          assert.equal(si[which], image.toString('base64'), `${c.plate} ${which} (base64)`);
+        }
+      }
+      buffers.assertDrained();
+      base64.assertDrained();
+    });
   });
 
   // -------------------------------------------------------------------------------------------

@@ -23,7 +23,7 @@ export interface PlateDetection {
   time: string;
   device: EventDevice;
   vehicle?: { color?: string; type?: string; brand?: string; model?: string };
-  /** Base64 text as posted; may be a placeholder, decode with `decodeImage`. */
+  /** Base64 text as posted; may be a placeholder: check with `imageBase64`, decode with `decodeImage`. */
   images: { plate?: string; scene?: string };
 }
 
@@ -135,9 +135,9 @@ export function readDevicePost(body: Buffer | string, senderIp: string, received
 function checkSize(xmlText: string, limits: ParseLimits): void {
   if (xmlText.length > limits.maxMarkup) throw new PostTooComplex(`Too large: ${xmlText.length} characters of XML besides the images, more than ${limits.maxMarkup}`);
   let nodes = 0;
-  for (let i = 0; i < xmlText.length; i++) {
-    const c = xmlText.charCodeAt(i);
-    if ((c === 0x3c /* < */ && xmlText.charCodeAt(i + 1) !== 0x2f) /* not </ */ || c === 0x3d /* = */ || c === 0x26 /* & */) {
+  for (const mark of ['<', '=', '&']) {
+    for (let at = xmlText.indexOf(mark); at >= 0; at = xmlText.indexOf(mark, at + 1)) {
+      if (mark === '<' && xmlText.charCodeAt(at + 1) === 0x2f /* </ */) continue;
       if (++nodes > limits.maxNodes) throw new PostTooComplex(`Too complex: more than ${limits.maxNodes} elements, attributes and references`);
     }
   }
@@ -249,10 +249,23 @@ function confidenceOf(el: XmlElement | undefined): number | undefined {
 
 function vehicleOf(el: XmlElement | undefined): PlateDetection['vehicle'] | undefined {
   if (!el) return undefined;
-  const pick = (...names: string[]): string | undefined => names.map((n) => textOf(el, n)).find((v) => v !== undefined && v !== '');
-  const vehicle = { color: pick('color', 'carColor'), type: pick('carType', 'type', 'vehicleType'), brand: pick('brand', 'carBrand'), model: pick('model', 'carModel') };
-  const present = Object.entries(vehicle).filter(([, v]) => v !== undefined);
-  return present.length > 0 ? (Object.fromEntries(present) as PlateDetection['vehicle']) : undefined;
+  const pick = (...names: string[]): string | undefined => {
+    for (const name of names) {
+      const value = textOf(el, name);
+      if (value) return value;
+    }
+    return undefined;
+  };
+  const vehicle: NonNullable<PlateDetection['vehicle']> = {};
+  const color = pick('color', 'carColor');
+  const type = pick('carType', 'type', 'vehicleType');
+  const brand = pick('brand', 'carBrand');
+  const model = pick('model', 'carModel');
+  if (color) vehicle.color = color;
+  if (type) vehicle.type = type;
+  if (brand) vehicle.brand = brand;
+  if (model) vehicle.model = model;
+  return color || type || brand || model ? vehicle : undefined;
 }
 
 function alarmsOf(info: XmlElement): AlarmStatus['alarms'] {
@@ -334,7 +347,8 @@ function textOf(el: XmlElement | undefined, name: string): string | undefined {
 
 function childCI(el: XmlElement | undefined, name: string): XmlElement | undefined {
   const lower = name.toLowerCase();
-  return el?.children.find((c) => c.name.toLowerCase() === lower);
+  // Names of another length cannot match: no name is lowered for them.
+  return el?.children.find((c) => c.name.length === lower.length && c.name.toLowerCase() === lower);
 }
 
 /** Depth-first search for the first element of that name. */
@@ -420,11 +434,58 @@ function withoutImages(value: XmlValue): XmlValue {
   return Object.fromEntries(Object.entries(value).filter(([k]) => !k.endsWith('Base64Data')).map(([k, v]) => [k, withoutImages(v)]));
 }
 
-/** Decodes posted base64 to an image, or undefined for placeholder text that is not one. */
+const BASE64_DIGITS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+/** The first characters of the base64 of a JPEG (`FF D8 FF`) and of a PNG (its 8-byte signature). */
+const JPEG_BASE64 = '/9j/';
+const PNG_BASE64 = 'iVBORw0KGgo';
+const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+/** Characters of base64 checked at a time (a multiple of 4), and where they are decoded to. */
+const CHECK_CHARS = 64 * 1024;
+const CHECK_BYTES = Buffer.allocUnsafe((CHECK_CHARS / 4) * 3);
+
+/**
+ * Posted base64 of a picture as base64: undefined unless it is base64 whose bytes start as a
+ * JPEG or a PNG does (placeholders, other data). Base64 as devices send it is passed on as it
+ * is, after checking, neither decoded nor encoded again; anything else (lines, missing `=`) is
+ * decoded and encoded, so the text is always what decoding and encoding gives.
+ */
+export function imageBase64(text: string | undefined): string | undefined {
+  if (!text) return undefined;
+  if (isPictureBase64(text)) return text;
+  return decodeImage(text)?.toString('base64');
+}
+
+/** Decodes posted base64 to an image, or undefined for text that is not one (see `imageBase64`). */
 export function decodeImage(base64: string | undefined): Buffer | undefined {
-  if (!base64 || !/^[A-Za-z0-9+/=\s]+$/.test(base64)) return undefined;
+  if (!base64) return undefined;
+  if (isPictureBase64(base64)) return Buffer.from(base64, 'base64');
+  if (!/^[A-Za-z0-9+/=\s]+$/.test(base64)) return undefined;
   const bytes = Buffer.from(base64, 'base64');
   const jpeg = bytes.length > 3 && bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff;
-  const png = bytes.length > 8 && bytes.readUInt32BE(0) === 0x89504e47;
+  const png = bytes.length > 8 && bytes.subarray(0, 8).equals(PNG_SIGNATURE);
   return jpeg || png ? bytes : undefined;
+}
+
+/**
+ * Base64 that decoding and encoding would give back unchanged (the alphabet only, `=` padding
+ * to a multiple of 4, unused bits of the last digit zero) and that starts as a JPEG or a PNG
+ * does, with more than the signature. Checked by decoding it piece by piece into a small buffer:
+ * Node decodes faster than a regular expression reads, skips what is not base64 and stops at
+ * `=`, so any such character leaves fewer bytes than the length promises.
+ */
+function isPictureBase64(text: string): boolean {
+  const length = text.length;
+  if (length < 16 || length % 4 !== 0 || !(text.startsWith(JPEG_BASE64) || text.startsWith(PNG_BASE64))) return false;
+  // Node's decoder also reads the URL alphabet: no base64 here.
+  if (text.includes('-') || text.includes('_')) return false;
+  let padding = 0;
+  while (padding < 3 && text.charCodeAt(length - 1 - padding) === 0x3d /* = */) padding++;
+  if (padding === 3) return false;
+  if (padding > 0 && (BASE64_DIGITS.indexOf(text.charAt(length - 1 - padding)) & (padding === 2 ? 0x0f : 0x03)) !== 0) return false;
+  for (let at = 0; at < length; at += CHECK_CHARS) {
+    const end = Math.min(length, at + CHECK_CHARS);
+    const expected = ((end - at) / 4) * 3 - (end === length ? padding : 0);
+    if (CHECK_BYTES.write(text.slice(at, end), 'base64') !== expected) return false;
+  }
+  return true;
 }
