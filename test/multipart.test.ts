@@ -538,6 +538,32 @@ describe('multipart: memory is bounded by the cap whatever the input', function 
     }
   });
 
+  it('50 MiB of header lines, each with a name of its own', () => {
+    const seen: Seen = { parts: [], warnings: [] };
+    const parser = new MultipartParser('ioboundary', { onPart: (p) => seen.parts.push({ headers: p.headers, body: `${p.body.length}` }), onWarning: (t) => seen.warnings.push(t) });
+    const before = retainedBytes();
+    parser.write(bytes('--ioboundary\r\n'));
+    let peak = 0;
+    let name = 0;
+    for (let sent = 0; sent < TOTAL; ) {
+      const lines: string[] = [];
+      for (let size = 0; size < CHUNK; name++) {
+        const line = `X-${name}: v\r\n`;
+        lines.push(line);
+        size += line.length;
+      }
+      const chunk = bytes(lines.join(''));
+      parser.write(chunk);
+      sent += chunk.length;
+      if (name % 200_000 < lines.length) peak = Math.max(peak, retainedBytes() - before);
+    }
+    peak = Math.max(peak, retainedBytes() - before);
+    assert.deepEqual(seen.parts, []);
+    assert.deepEqual(seen.warnings, ['Header block too long; resynchronising']);
+    assert.ok(peak < 4 * MiB, `retained ${peak} bytes`);
+    assertRecovers(parser, seen);
+  });
+
   it('a Content-Length followed by 50 MiB that are not a boundary', () => {
     const { growth, seen, parser } = feed('--ioboundary\r\nContent-Length: 2\r\n\r\nab', 0x0d);
     assert.ok(seen.parts.every((p) => Number(p.body) <= DEFAULT_MAX_PART));

@@ -3,13 +3,17 @@
  * boundary declared with or without leading `--`, CRLF or LF, a preamble, blank lines between
  * parts, parts with or without headers and `Content-Length`, no closing boundary ever.
  *
- * Bytes are searched with Buffer.indexOf (native). A part that lies inside one chunk is handed
- * out as a view of that chunk, with no copy; a part that spans chunks is copied once. Memory is
- * bounded by the part size cap whatever the input: an oversized part is skipped to the next
- * boundary.
+ * Bytes are searched with Buffer.indexOf (native) past the first few. A part body that lies in
+ * one buffer is handed out as a view of it (the chunk, or the chunk joined to the few bytes kept
+ * from the one before), with no copy; a body that spans chunks is copied once. Memory is bounded
+ * by the part size cap whatever the input: an oversized part is skipped to the next boundary.
+ *
+ * A device sends the same header block before every part: when the bytes of a block are those of
+ * the last block parsed, its parsed headers are taken again instead of parsing the lines anew (on
+ * small parts that parse was most of the work). Each part still gets its own headers object.
  */
 export interface MultipartPart {
-  /** Header names in lower case. */
+  /** Header names in lower case. The part's own object: changing it changes no other part. */
   headers: Record<string, string>;
   body: Buffer;
 }
@@ -23,6 +27,10 @@ export interface MultipartOptions {
 
 export const DEFAULT_MAX_PART = 1024 * 1024;
 const MAX_HEADER_BYTES = 16 * 1024;
+/** Header lines of one part, in bytes: each distinct name is kept, so their number needs a bound too. */
+const MAX_HEADER_BLOCK = 64 * 1024;
+/** A header block longer than this is not kept for reuse: camera blocks are tens of bytes. */
+const MAX_REUSED_BLOCK = 2 * 1024;
 /**
  * Line breaks and dashes around a scanned body (blank lines, the break before the boundary) do
  * not count against the cap, up to this many bytes: whether a part is kept must not depend on
@@ -33,6 +41,23 @@ const LF = 0x0a;
 const CR = 0x0d;
 const DASH = 0x2d;
 const EMPTY = Buffer.alloc(0);
+const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
+
+/** The last header block parsed, to be taken again when the next block has the same bytes. */
+interface HeaderBlock {
+  /**
+   * Holds the block, from the line after the boundary to the blank line that ends the headers
+   * included, at `at`.
+   */
+  bytes: Buffer;
+  at: number;
+  size: number;
+  /** `bytes` is the buffer being parsed (no copy per part) until write() returns; then a copy of the block alone. */
+  pinned: boolean;
+  /** Never handed out: each part gets a copy. */
+  headers: Readonly<Record<string, string>>;
+  length: number;
+}
 
 /** The boundary token of a Content-Type, quotes and leading dashes removed; undefined if none. */
 export function boundaryOf(contentType: string): string | undefined {
@@ -50,8 +75,17 @@ export class MultipartParser {
   private state: State = 'seek';
   /** Bytes of the previous chunk the current state still needs; small except right after a resync. */
   private carry: Buffer = EMPTY;
-  private headers: Record<string, string> = {};
+  /** Headers of the current part, never handed out (each part gets a copy): they may be reused. */
+  private headers: Readonly<Record<string, string>> = NO_HEADERS;
+  /** Headers being read, until the body starts. */
+  private building: Record<string, string> | undefined;
   private sawHeader = false;
+  /** Bytes of header lines of the current part (MAX_HEADER_BLOCK). */
+  private headerBytes = 0;
+  /** Where the current header block began, when in the buffer now being parsed (else undefined). */
+  private blockData: Buffer | undefined;
+  private blockStart = 0;
+  private lastBlock: HeaderBlock | undefined;
   /** Content-Length of the current part, or -1 to scan for the boundary. */
   private length = -1;
   /** Body bytes of the current part from earlier chunks. */
@@ -74,7 +108,18 @@ export class MultipartParser {
     let pos = 0;
     for (;;) {
       const next = this.step(data, pos);
-      if (next === NEED_MORE) return;
+      if (next === NEED_MORE) {
+        // A block that goes on in the next buffer is not one run of bytes to keep for reuse.
+        this.blockData = undefined;
+        // The kept block must not pin the chunk it lies in.
+        const last = this.lastBlock;
+        if (last?.pinned) {
+          last.bytes = Buffer.from(last.bytes.subarray(last.at, last.at + last.size));
+          last.at = 0;
+          last.pinned = false;
+        }
+        return;
+      }
       if (typeof next === 'number') pos = next;
       else [data, pos] = [next, 0];
     }
@@ -121,6 +166,22 @@ export class MultipartParser {
     return last?.[last.length - 1];
   }
 
+  /**
+   * data.indexOf(needle, from). Small parts end a few bytes on, where a loop here finds the
+   * boundary sooner than a call into the native search; longer runs go to the native search.
+   */
+  private find(data: Buffer, from: number): number {
+    const needle = this.needle;
+    const last = data.length - needle.length;
+    const stop = Math.min(from + SHORT_SCAN, last);
+    next: for (let at = from; at <= stop; at++) {
+      if (data[at] !== DASH || data[at + 1] !== DASH) continue;
+      for (let i = 2; i < needle.length; i++) if (data[at + i] !== needle[i]) continue next;
+      return at;
+    }
+    return stop === last ? -1 : data.indexOf(needle, stop + 1);
+  }
+
   /** Runs the state machine from `pos`: where to go on, a new buffer to go on in, or NEED_MORE. */
   private step(data: Buffer, pos: number): number | Buffer {
     switch (this.state) {
@@ -139,7 +200,7 @@ export class MultipartParser {
   }
 
   private seek(data: Buffer, pos: number): number {
-    const at = data.indexOf(this.needle, pos);
+    const at = this.find(data, pos);
     if (at < 0) return this.keepTail(data, Math.max(pos, data.length - this.needle.length + 1));
     this.state = 'delimiter';
     return at + this.needle.length;
@@ -147,13 +208,29 @@ export class MultipartParser {
 
   /** The rest of the boundary line: `--` closes (devices may go on anyway), anything else is padding. */
   private delimiterLine(data: Buffer, pos: number): number {
-    const lf = lineEnd(data, pos);
+    const first = data[pos];
+    const lf = first === LF ? pos : first === CR && data[pos + 1] === LF ? pos + 1 : lineEnd(data, pos);
     if (lf < 0) return this.waitForLine(data, pos);
-    this.headers = {};
-    this.sawHeader = false;
-    this.length = -1;
     this.state = 'headers';
-    return lf + 1;
+    const at = lf + 1;
+    const last = this.lastBlock;
+    if (last !== undefined && data.length - at >= last.size && sameBytes(last.bytes, last.at, data, at, last.size)) {
+      // The same bytes would parse to the same headers, length and start of the body.
+      this.headers = last.headers;
+      this.building = undefined;
+      this.sawHeader = true;
+      this.length = last.length;
+      this.startBody();
+      return at + last.size;
+    }
+    this.headers = NO_HEADERS;
+    this.building = undefined;
+    this.sawHeader = false;
+    this.headerBytes = 0;
+    this.length = -1;
+    this.blockData = data;
+    this.blockStart = at;
+    return at;
   }
 
   private headerLine(data: Buffer, pos: number): number {
@@ -162,15 +239,23 @@ export class MultipartParser {
     const end = lf > pos && data[lf - 1] === CR ? lf - 1 : lf;
     if (end === pos) {
       // A blank line ends the headers; before any header it is one of the extra blank lines.
-      if (this.sawHeader) this.startBody();
+      if (this.sawHeader) {
+        this.startBody();
+        this.keepBlock(data, lf + 1);
+      }
       return lf + 1;
     }
-    const line = data.toString('latin1', pos, end);
-    const colon = line.indexOf(':');
-    if (colon > 0 && HEADER_NAME.test(line.slice(0, colon))) {
-      const name = line.slice(0, colon).toLowerCase();
-      const value = line.slice(colon + 1).trim();
-      this.headers[name] = value;
+    const colon = headerNameEnd(data, pos, end);
+    if (colon > 0) {
+      this.headerBytes += lf + 1 - pos;
+      if (this.headerBytes > MAX_HEADER_BLOCK) {
+        this.warn('Header block too long; resynchronising');
+        this.state = 'seek';
+        return lf + 1;
+      }
+      const name = data.toString('latin1', pos, colon).toLowerCase();
+      const value = data.toString('latin1', colon + 1, end).trim();
+      (this.building ??= {})[name] = value;
       this.sawHeader = true;
       if (name === 'content-length' && /^\d+$/.test(value)) this.length = Number(value);
       return lf + 1;
@@ -180,10 +265,19 @@ export class MultipartParser {
     return pos;
   }
 
+  /** Keeps the block that just ended for reuse, when all of it lies in `data`. */
+  private keepBlock(data: Buffer, end: number): void {
+    if (this.blockData !== data || end - this.blockStart > MAX_REUSED_BLOCK) return;
+    this.lastBlock = { bytes: data, at: this.blockStart, size: end - this.blockStart, pinned: true, headers: this.headers, length: this.length };
+  }
+
   private startBody(): void {
+    if (this.building !== undefined) {
+      this.headers = this.building;
+      this.building = undefined;
+    }
     this.state = 'body';
-    this.pieces = [];
-    this.piecesLength = 0;
+    this.dropPieces();
     if (this.length > this.maxPart) this.startSkip();
   }
 
@@ -211,7 +305,7 @@ export class MultipartParser {
     // now stays too long.
     if (dashes - pos > MAX_HEADER_BYTES) return this.resync(data, pos);
     if (dashes === data.length || data.length - start < this.needle.length) return this.keepTail(data, pos);
-    if (start < at || data.indexOf(this.needle, start) !== start) return this.resync(data, pos);
+    if (start < at || !sameBytes(this.needle, 0, data, start, this.needle.length)) return this.resync(data, pos);
     if (!this.flushed) this.emit(EMPTY, false);
     this.state = 'delimiter';
     return start + this.needle.length;
@@ -226,15 +320,14 @@ export class MultipartParser {
       return data.subarray(pos);
     }
     const again = Buffer.concat([...this.pieces, data.subarray(pos)]);
-    this.pieces = [];
-    this.piecesLength = 0;
+    this.dropPieces();
     this.length = -1;
     this.state = 'body';
     return again;
   }
 
   private scannedBody(data: Buffer, pos: number): number {
-    const at = data.indexOf(this.needle, pos);
+    const at = this.find(data, pos);
     if (at < 0) {
       // Keep the tail that could be the start of a boundary; the rest is body for sure.
       const keepFrom = Math.max(pos, data.length - this.needle.length + 1);
@@ -245,16 +338,35 @@ export class MultipartParser {
       }
       return this.keepTail(data, keepFrom);
     }
-    this.emit(data.subarray(pos, at), true);
+    if (this.piecesLength === 0) this.emitScanned(data, pos, at);
+    else this.emit(data.subarray(pos, at), true);
     this.state = 'delimiter';
     return at + this.needle.length;
   }
 
+  /** emit(data.subarray(from, to), true) when no earlier piece: the body framed out with one view. */
+  private emitScanned(data: Buffer, from: number, to: number): void {
+    let end = to;
+    let dashes = end;
+    while (dashes > from && data[dashes - 1] === DASH) dashes--;
+    if (dashes < end && (dashes === from || data[dashes - 1] === LF)) end = dashes;
+    let start = from;
+    while (start < end && (data[start] === CR || data[start] === LF)) start++;
+    while (end > start && (data[end - 1] === CR || data[end - 1] === LF)) end--;
+    if (end === start) return;
+    if (end - start > this.maxPart || to - from > this.maxPart + FRAMING_SLACK) return this.warn(`A part is larger than the ${this.maxPart} byte cap; skipped to the next boundary`);
+    this.opts.onPart({ headers: { ...this.headers }, body: data.subarray(start, end) });
+  }
+
   private startSkip(): void {
     this.warn(`A part is larger than the ${this.maxPart} byte cap; skipped to the next boundary`);
-    this.pieces = [];
-    this.piecesLength = 0;
+    this.dropPieces();
     this.state = 'skip';
+  }
+
+  private dropPieces(): void {
+    if (this.pieces.length > 0) this.pieces = [];
+    this.piecesLength = 0;
   }
 
   private takeBody(bytes: Buffer): void {
@@ -264,15 +376,14 @@ export class MultipartParser {
   }
 
   private emit(tail: Buffer, scanned: boolean): void {
-    const raw = this.pieces.length === 0 ? tail : Buffer.concat(tail.length > 0 ? [...this.pieces, tail] : this.pieces, this.piecesLength + tail.length);
-    this.pieces = [];
-    this.piecesLength = 0;
+    const raw = this.pieces.length === 0 ? tail : tail.length === 0 && this.pieces.length === 1 ? (this.pieces[0] as Buffer) : Buffer.concat(tail.length > 0 ? [...this.pieces, tail] : this.pieces, this.piecesLength + tail.length);
+    this.dropPieces();
     const body = scanned ? frameless(raw) : raw;
     // Blank lines between parts (or after a flushed part) carry nothing.
     if (scanned && body.length === 0) return;
     // The same rule as while scanning (scannedBody), so that a part is kept or not wherever the chunks were cut.
     if (body.length > this.maxPart || raw.length > this.maxPart + FRAMING_SLACK) return this.warn(`A part is larger than the ${this.maxPart} byte cap; skipped to the next boundary`);
-    this.opts.onPart({ headers: this.headers, body });
+    this.opts.onPart({ headers: { ...this.headers }, body });
   }
 
   /** A line that does not end in reasonable room is garbage: look for the next boundary. */
@@ -297,6 +408,15 @@ export class MultipartParser {
 }
 
 const NEED_MORE = -1;
+/** Bytes searched for a boundary before the native search takes over (see find). */
+const SHORT_SCAN = 64;
+
+/** Whether `size` bytes at `from` in `bytes` and at `at` in `data` are the same (both in range); short runs compared in place. */
+function sameBytes(bytes: Buffer, from: number, data: Buffer, at: number, size: number): boolean {
+  if (size > 64) return data.compare(bytes, from, from + size, at, at + size) === 0;
+  for (let i = 0; i < size; i++) if (bytes[from + i] !== data[at + i]) return false;
+  return true;
+}
 
 /**
  * The LF that ends the line at `pos`, or -1 when it has not arrived. One further than
@@ -308,8 +428,34 @@ function lineEnd(data: Buffer, pos: number): number {
   return lf - pos > MAX_HEADER_BYTES ? -1 : lf;
 }
 
-/** Part headers are Content-* (and X-*): a line like `IO1:H` is a body without headers. */
-const HEADER_NAME = /^(content|x)-[!#$%&'*+.^_`|~0-9A-Za-z-]+$/i;
+/**
+ * Part headers are Content-* (and X-*): a line like `IO1:H` is a body without headers. The colon
+ * that ends the header name of the line from `pos` to `end`, or -1 when the line is no header
+ * (its text before the first colon is not /^(content|x)-[token characters]+$/i).
+ */
+function headerNameEnd(data: Buffer, pos: number, end: number): number {
+  const prefix = ((data[pos] as number) | 0x20) === 0x78 ? X_PREFIX : CONTENT_PREFIX;
+  if (end - pos <= prefix.length) return -1;
+  for (let i = 0; i < prefix.length; i++) {
+    const byte = data[pos + i] as number;
+    const want = prefix[i] as number;
+    // Letters in either case; the dash itself (CR | 0x20 would be a dash too).
+    if (want === DASH ? byte !== DASH : (byte | 0x20) !== want) return -1;
+  }
+  for (let at = pos + prefix.length; at < end; at++) {
+    const byte = data[at] as number;
+    if (byte === COLON) return at > pos + prefix.length ? at : -1;
+    if (TOKEN[byte] !== 1) return -1;
+  }
+  return -1;
+}
+
+const COLON = 0x3a;
+const CONTENT_PREFIX = Buffer.from('content-', 'latin1');
+const X_PREFIX = Buffer.from('x-', 'latin1');
+/** 1 for the bytes of an HTTP token (RFC 9110): ! # $ % & ' * + - . ^ _ ` | ~ digits letters. */
+const TOKEN = new Uint8Array(256);
+for (const byte of Buffer.from("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ", 'latin1')) TOKEN[byte] = 1;
 
 /**
  * A scanned body without its framing: the line break before the boundary, dashes that belong to
