@@ -1,9 +1,10 @@
 /**
  * `npm run bench [name...]`: figures printed as ratios against baselines run in the same process.
- * Nothing here asserts a time; it reports. Names: snapshot, plates, events, streams, ops (default: all).
+ * Nothing here asserts a time; it reports. Names: snapshot, plates, events, streams, ops, fleet (default: all).
  */
 import { startSimulator, type Simulator } from '../lib/simulator';
 import { eventsThroughput } from './events';
+import { fleetIdle } from './fleet';
 import { PASSWORD, PER_ROUND, ROUNDS, USER } from './measure';
 import { operationsOverhead } from './ops';
 import { platesAddAndRead } from './plates';
@@ -16,6 +17,7 @@ const BENCHES: Record<string, (sim: Simulator) => Promise<void>> = {
   events: eventsThroughput,
   streams: streamsThroughput,
   ops: operationsOverhead,
+  fleet: fleetIdle,
 };
 
 async function main(): Promise<void> {
