@@ -139,7 +139,7 @@ class Floor implements Measured {
     urls: string[],
     readonly streams: number,
   ) {
-    this.child = spawn(process.execPath, [join(__dirname, 'fleet-floor.js'), MONITOR_PATH, DETECTION_PATH, '--', ...urls], { stdio: ['pipe', 'pipe', 'inherit'] });
+    this.child = spawn(process.execPath, ['--expose-gc', join(__dirname, 'fleet-floor.js'), MONITOR_PATH, DETECTION_PATH, '--', ...urls], { stdio: ['pipe', 'pipe', 'inherit'] });
     this.exited = once(this.child, 'exit');
     this.lines = createInterface({ input: this.child.stdout as NodeJS.ReadableStream });
     this.lines.on('line', (line) => this.pending.shift()?.(line));
@@ -154,6 +154,13 @@ class Floor implements Measured {
     const answer = this.nextLine();
     this.child.stdin?.write('cpu\n');
     return JSON.parse(await answer) as RuntimeCpu;
+  }
+
+  /** RSS and heap after GC before the streams were opened, and now. */
+  async memory(): Promise<{ before: { rss: number; heapUsed: number }; now: { rss: number; heapUsed: number } }> {
+    const answer = this.nextLine();
+    this.child.stdin?.write('memory\n');
+    return JSON.parse(await answer) as { before: { rss: number; heapUsed: number }; now: { rss: number; heapUsed: number } };
   }
 
   async stop(): Promise<void> {
@@ -329,8 +336,10 @@ export async function fleetIdle(): Promise<void> {
     const phase2 = runtimes.map((r) => asMeasured(r.name, r.runtime, streamCount(r.streams)));
     const cpu2 = await measureCpu([emptyMeasured, ...phase2, floor], IDLE_SECONDS);
     const floorShown = { name: floor.name, streams: floor.streams };
+    const floorStreams = floor.streams;
     monitorWire.close();
     detectionWire.close();
+    const floorMemory = await floor.memory();
     await floor.stop();
     floor = undefined;
 
@@ -399,6 +408,12 @@ export async function fleetIdle(): Promise<void> {
       `goal <= ${GOAL_KB_PER_STREAM} KB per idle stream (${fleet.name}): heap ${heapPerStream.toFixed(1)} KB ${verdict(heapPerStream)}; ` +
         `RSS ${rssPerStream.toFixed(1)} KB ${verdict(rssPerStream)}, of which the young generation grown by ${youngGrowth.toFixed(1)} MB for the process, not per stream; ` +
         `RSS less that ${retainedPerStream.toFixed(1)} KB ${verdict(retainedPerStream)}`,
+    );
+    const floorRss = (floorMemory.now.rss - floorMemory.before.rss) / floorStreams / 1024;
+    const floorHeap = (floorMemory.now.heapUsed - floorMemory.before.heapUsed) / floorStreams / 1024;
+    console.log(
+      `floor (bare node:http process, the same ${floorStreams} streams, one probe): RSS ${floorRss.toFixed(1)} KB, heap ${floorHeap.toFixed(1)} KB per stream; ` +
+        `ours x the floor: heap ${(heapPerStream / floorHeap).toFixed(1)}, RSS less young gen. ${(retainedPerStream / floorRss).toFixed(1)}`,
     );
     const left = (median((fleet.after ?? []).map((p) => p.heapUsed)) - median(fleet.devicesOnly.map((p) => p.heapUsed))) / 1024;
     console.log(`stream nodes removed again: heap ${left.toFixed(0)} KB over the devices-only figure before them`);
