@@ -1,9 +1,10 @@
 /**
  * `npm run bench [name...]`: figures printed as ratios against baselines run in the same process.
- * Nothing here asserts a time; it reports. Names: snapshot, plates, events, streams, ops, xml (default: all).
+ * Nothing here asserts a time; it reports. Names: snapshot, plates, events, streams, ops, xml, fleet (default: all).
  */
 import { startSimulator, type Simulator } from '../lib/simulator';
 import { eventsThroughput } from './events';
+import { fleetIdle } from './fleet';
 import { PASSWORD, PER_ROUND, ROUNDS, USER } from './measure';
 import { operationsOverhead } from './ops';
 import { platesAddAndRead } from './plates';
@@ -18,6 +19,7 @@ const BENCHES: Record<string, (sim: Simulator) => Promise<void>> = {
   streams: streamsThroughput,
   ops: operationsOverhead,
   xml: xmlCodec,
+  fleet: fleetIdle,
 };
 
 async function main(): Promise<void> {

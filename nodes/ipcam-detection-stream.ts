@@ -15,16 +15,20 @@ interface DetectionDef extends NodeDef {
 
 type EmitPolicy = 'every' | 'change' | 'trigger';
 
-/** Decides which readings become messages: all, those that changed, or those that flip a trigger. */
+/**
+ * Decides which readings become messages: all, those that changed, or those that flip a trigger.
+ * The key of the last reading is kept, not the reading: a stream repeats its levels every
+ * second, and the key of the previous reading would otherwise be built again each time.
+ */
 function emitter(policy: EmitPolicy): (levels: DetectionLevel[]) => boolean {
-  let last: DetectionLevel[] | undefined;
+  if (policy === 'every') return () => true;
+  const keyOf = policy === 'change' ? (l: DetectionLevel) => `${l.group}:${l.level}:${l.threshold}` : (l: DetectionLevel) => `${l.group}:${l.triggered}`;
+  let last: string | undefined;
   return (levels) => {
     const previous = last;
-    last = levels;
-    if (policy === 'every') return true;
-    if (!previous) return policy === 'change' || levels.some((l) => l.triggered);
-    const key = policy === 'change' ? (l: DetectionLevel) => `${l.group}:${l.level}:${l.threshold}` : (l: DetectionLevel) => `${l.group}:${l.triggered}`;
-    return levels.map(key).join() !== previous.map(key).join();
+    last = levels.map(keyOf).join();
+    if (previous === undefined) return policy === 'change' || levels.some((l) => l.triggered);
+    return last !== previous;
   };
 }
 

@@ -15,7 +15,7 @@ export interface FlowNode {
 export interface ChildRuntimeOptions {
   /** Extra directory of node files (a `.js` beside a `.html`), as the `nodesDir` setting. */
   nodesDir?: string;
-  /** Extra node options for the runtime process, e.g. `--cpu-prof`. */
+  /** More options for node, before Node-RED's script (e.g. `--cpu-prof`, `--heapsnapshot-signal=SIGUSR2`). */
   nodeArgs?: string[];
 }
 
@@ -28,13 +28,26 @@ export interface RuntimeProbe {
   /** Memory outside the V8 heap held by JS objects (Buffers among it). */
   external: number;
   fds: number;
+  /** Of external, the memory of ArrayBuffers and Buffers (absent from older probes). */
+  arrayBuffers?: number;
+  /**
+   * Of heapTotal, the young generation: V8 grows it to tens of MB under a burst of allocation and
+   * keeps it while the process allocates steadily, whatever holds memory (absent from older probes).
+   */
+  newSpace?: number;
+}
+
+/** CPU time the runtime process has used since it started (microseconds, `process.cpuUsage()`). */
+export interface RuntimeCpu {
+  user: number;
+  system: number;
 }
 
 /**
  * A real Node-RED runtime in a child process with this package installed, for behaviour that
  * depends on process lifetime (crashes, leaks, redeploys). It runs with --expose-gc, and its
  * settings add one admin route, `GET /_probe`, that collects garbage and answers RSS, heap and
- * open file descriptors.
+ * open file descriptors; and `GET /_cpu`, the process's CPU time, without collecting anything.
  */
 export class ChildRuntime {
   /** Everything the runtime printed (a crash shows here). */
@@ -100,6 +113,22 @@ export class ChildRuntime {
     return (await res.json()) as RuntimeProbe;
   }
 
+  /**
+   * A probe that gives the collector time to return freed pages to the system before RSS is
+   * read: collect, wait `settleMs`, collect again. RSS read right after a collection still
+   * holds pages that are being released.
+   */
+  async settledProbe(settleMs = 500): Promise<RuntimeProbe> {
+    const res = await fetch(`${this.url}/_probe?settle=${Math.max(0, Math.min(10_000, Math.round(settleMs)))}`);
+    return (await res.json()) as RuntimeProbe;
+  }
+
+  /** CPU time used so far; cheap enough to sample while measuring idle. */
+  async cpu(): Promise<RuntimeCpu> {
+    const res = await fetch(`${this.url}/_cpu`);
+    return (await res.json()) as RuntimeCpu;
+  }
+
   async stop(): Promise<void> {
     if (this.alive) this.child?.kill('SIGINT');
     const forced = setTimeout(() => this.child?.kill('SIGKILL'), 10_000);
@@ -120,13 +149,25 @@ function settingsFile(port: number, nodesDir?: string): string {
   editorTheme: { tours: false, projects: { enabled: false } },
   logging: { console: { level: 'warn', metrics: false, audit: false } },
   httpAdminMiddleware: function (req, res, next) {
-    if (req.url !== '/_probe') return next();
+    if (req.url === '/_cpu') {
+      res.setHeader('content-type', 'application/json');
+      return res.end(JSON.stringify(process.cpuUsage()));
+    }
+    const settled = req.url.startsWith('/_probe?settle=');
+    if (req.url !== '/_probe' && !settled) return next();
+    const answer = function () {
+      global.gc();
+      global.gc();
+      const fds = require('fs').readdirSync('/proc/self/fd').length;
+      const memory = process.memoryUsage();
+      const young = require('v8').getHeapSpaceStatistics().find(function (s) { return s.space_name === 'new_space'; });
+      const newSpace = young ? young.space_size : 0;
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ rss: memory.rss, heapUsed: memory.heapUsed, fds: fds, heapTotal: memory.heapTotal, external: memory.external, arrayBuffers: memory.arrayBuffers, newSpace: newSpace }));
+    };
+    if (!settled) return answer();
     global.gc();
-    global.gc();
-    const fds = require('fs').readdirSync('/proc/self/fd').length;
-    const memory = process.memoryUsage();
-    res.setHeader('content-type', 'application/json');
-    res.end(JSON.stringify({ rss: memory.rss, heapUsed: memory.heapUsed, heapTotal: memory.heapTotal, external: memory.external, fds: fds }));
+    setTimeout(answer, Math.min(10000, Number(req.url.slice('/_probe?settle='.length)) || 0));
   },
 };
 `;

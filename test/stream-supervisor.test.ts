@@ -247,6 +247,33 @@ describe('StreamSupervisor against the simulator', function () {
       for (const part of rec.parts) assert.equal(part.body.toString('latin1'), 'group=1;level=0;threshold=40;\r\ngroup=2;level=0;threshold=50;');
     });
 
+    it('a part handler that throws fails that connection, which is reopened: nothing escapes', async function () {
+      const uncaught: unknown[] = [];
+      const onUncaught = (err: unknown): void => void uncaught.push(err);
+      process.on('uncaughtException', onUncaught);
+      try {
+        let calls = 0;
+        const { rec } = supervise(ioMonitorPath('input', []), {
+          backoff: { initial: 20 },
+          onPart: (part) => {
+            calls += 1;
+            if (calls === 1) throw new Error('a bug in the handler');
+            rec.parts.push(part);
+          },
+        });
+        await waitFor('a second connection', () => rec.count('connected') >= 2);
+        await waitFor('the states after reconnecting', () => rec.io.length >= 2);
+        sim.state.io.setInput(1, true);
+        await waitFor('the change', () => rec.io.includes('IO1:/'));
+        assert.deepEqual(uncaught, []);
+        assert.deepEqual(rec.names.slice(0, 5), ['connecting', 'connected', 'retrying', 'connecting', 'connected']);
+        assert.equal(rec.infos('retrying')[0]?.error?.code, 'ECONN');
+        assert.equal(sim.state.io.openStreams, 1);
+      } finally {
+        process.off('uncaughtException', onUncaught);
+      }
+    });
+
     it('goes on after garbage bytes in the stream', async function () {
       const { rec } = supervise(ioMonitorPath('input', []));
       await connectedWith(rec, ['IO1:L', 'IO2:L']);

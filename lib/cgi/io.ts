@@ -173,22 +173,50 @@ export function detectionPath(type: DetectionType, groups: number[], single: boo
   return buildCgiPath('/cgi-bin/admin/detection', { type, group: groups.length > 0 ? groups.join(',') : undefined, mode: single ? 'single' : undefined });
 }
 
-/** `group=<n>;level=<n>;threshold=<n>;` lines, lowest group first. */
+/**
+ * `group=<n>;level=<n>;threshold=<n>;` lines, lowest group first. A field is `name=value` with
+ * one `=`, both trimmed; the last of a name counts; a line without the three numbers is skipped.
+ * Runs on every part of every detection stream, about once a second per device, for as long as
+ * the flow runs: it slices lines and fields instead of splitting them into arrays of arrays.
+ */
 export function parseLevels(text: string): DetectionLevel[] {
   const levels: DetectionLevel[] = [];
-  for (const line of text.split(/\r?\n/)) {
-    const fields = Object.fromEntries(
-      line
-        .split(';')
-        .map((f) => f.split('=').map((s) => s.trim()))
-        .filter((kv) => kv.length === 2),
-    ) as Record<string, string>;
-    const group = Number(fields['group']);
-    const level = Number(fields['level']);
-    const threshold = Number(fields['threshold']);
-    if ([group, level, threshold].every((n) => Number.isFinite(n)) && fields['group'] !== undefined) {
-      levels.push({ group, level, threshold, triggered: level >= threshold });
+  let ordered = true;
+  for (let start = 0; start <= text.length; ) {
+    let end = text.indexOf('\n', start);
+    if (end < 0) end = text.length;
+    const level = levelOf(text.slice(start, end > start && text.charCodeAt(end - 1) === 13 ? end - 1 : end));
+    if (level) {
+      const previous = levels[levels.length - 1];
+      if (previous && level.group < previous.group) ordered = false;
+      levels.push(level);
     }
+    start = end + 1;
   }
-  return levels.sort((a, b) => a.group - b.group);
+  // A sorted list is what a stable sort would give back: sort only when the device did not.
+  return ordered ? levels : levels.sort((a, b) => a.group - b.group);
+}
+
+function levelOf(line: string): DetectionLevel | undefined {
+  let group: string | undefined;
+  let level: string | undefined;
+  let threshold: string | undefined;
+  for (let start = 0; start < line.length; ) {
+    let end = line.indexOf(';', start);
+    if (end < 0) end = line.length;
+    const field = line.slice(start, end);
+    start = end + 1;
+    const eq = field.indexOf('=');
+    if (eq < 0 || field.indexOf('=', eq + 1) >= 0) continue;
+    const name = field.slice(0, eq).trim();
+    if (name === 'group') group = field.slice(eq + 1).trim();
+    else if (name === 'level') level = field.slice(eq + 1).trim();
+    else if (name === 'threshold') threshold = field.slice(eq + 1).trim();
+  }
+  if (group === undefined) return undefined;
+  const g = Number(group);
+  const l = Number(level);
+  const t = Number(threshold);
+  if (!Number.isFinite(g) || !Number.isFinite(l) || !Number.isFinite(t)) return undefined;
+  return { group: g, level: l, threshold: t, triggered: l >= t };
 }

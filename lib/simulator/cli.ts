@@ -1,11 +1,16 @@
 #!/usr/bin/env node
-import { startSimulator, type SimulatorOptions } from './index';
+import { startSimulator, type Simulator, type SimulatorOptions } from './index';
+
+/** Most devices one process simulates (--count): a bound, and more than a loopback fleet test needs. */
+const MAX_COUNT = 500;
 
 const USAGE = `ipcam-simulator: a fake IP camera speaking the XML and CGI interfaces
 
 Usage: ipcam-simulator [--port 8080] [--host 127.0.0.1] [--user admin] [--password admin]
-                       [--auth any|basic|digest|none] [--http10] [--rtsp-port 8554]
+                       [--auth any|basic|digest|none] [--http10] [--rtsp-port 8554] [--count 1]
   --rtsp-port  the RTSP port answering DESCRIBE (default: any free port, printed at start)
+  --count   simulate this many devices (1 to ${MAX_COUNT}), each with its own state, on ports
+            --port, --port + 1, ... (--port 0: any free ports); one line each at start, in order
   --http10  answer as many cameras' small web servers do: HTTP/1.0, no Content-Length, the
             connection closed after every answer (streams end only when the connection closes)
 Environment: IPCAM_SIM_PASSWORD sets the password without putting it on the command line.
@@ -14,8 +19,12 @@ Control API (JSON): GET /_sim/state, GET|DELETE /_sim/requests, POST|DELETE /_si
   GET|POST /_sim/io (inputs, relays, detection levels, stream faults and styles),
   POST /_sim/answer ({ "http10": true, "halfOpen": false }), GET /_sim/ptz`;
 
-function parseArgs(argv: string[]): SimulatorOptions {
-  const options: SimulatorOptions = { port: 8080, password: process.env['IPCAM_SIM_PASSWORD'] ?? 'admin' };
+interface CliOptions extends SimulatorOptions {
+  count: number;
+}
+
+function parseArgs(argv: string[]): CliOptions {
+  const options: CliOptions = { port: 8080, password: process.env['IPCAM_SIM_PASSWORD'] ?? 'admin', count: 1 };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
     const value = argv[i + 1];
@@ -35,6 +44,10 @@ function parseArgs(argv: string[]): SimulatorOptions {
         break;
       case '--rtsp-port':
         options.rtspPort = Number(value);
+        break;
+      case '--count':
+        options.count = Number(value);
+        if (!Number.isInteger(options.count) || options.count < 1 || options.count > MAX_COUNT) throw new Error(`--count is a whole number from 1 to ${MAX_COUNT}`);
         break;
       case '--host':
         options.host = value;
@@ -57,20 +70,28 @@ function parseArgs(argv: string[]): SimulatorOptions {
 }
 
 async function main(): Promise<void> {
-  let options: SimulatorOptions;
+  let options: CliOptions;
   try {
     options = parseArgs(process.argv.slice(2));
   } catch (err) {
     console.error(`${(err as Error).message}\n\n${USAGE}`);
     process.exit(2);
   }
-  const sim = await startSimulator(options);
-  console.log(`ipcam-simulator listening on ${sim.url}, RTSP on port ${sim.rtspPort} (user ${options.username ?? 'admin'}, auth ${options.auth ?? 'any'})`);
+  const { count, ...device } = options;
+  const sims: Simulator[] = [];
   const stop = (): void => {
-    void sim.close().then(() => process.exit(0));
+    void Promise.all(sims.map((sim) => sim.close())).then(() => process.exit(0));
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
+  // One after the other: consecutive ports in order, and the lines in the order of the devices.
+  for (let i = 0; i < count; i++) {
+    const port = device.port === undefined || device.port === 0 ? 0 : device.port + i;
+    // With --rtsp-port, the first device takes it; the others any free port.
+    const sim = await startSimulator({ ...device, port, ...(i > 0 && { rtspPort: 0 }) });
+    sims.push(sim);
+    console.log(`ipcam-simulator listening on ${sim.url}, RTSP on port ${sim.rtspPort} (user ${options.username ?? 'admin'}, auth ${options.auth ?? 'any'})`);
+  }
 }
 
 void main().catch((err: unknown) => {

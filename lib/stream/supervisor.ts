@@ -1,3 +1,4 @@
+import { finished } from 'node:stream/promises';
 import { IpcamError } from '../errors';
 import type { DeviceClient, DeviceStream } from '../transport/client';
 import { transportError } from '../transport/transport-error';
@@ -161,13 +162,25 @@ export class StreamSupervisor {
       this.attempt = 0;
       this.failures.rearm();
     }, this.backoff.stableAfter);
-    for await (const chunk of stream.body) {
+    // Flowing mode with one listener rather than an async iterator, which costs a promise, a
+    // read() and their garbage per chunk: a fleet of detection streams gets a chunk per device
+    // per second, for as long as it runs.
+    const body = stream.body;
+    body.on('data', (chunk: Buffer) => {
       // stop() has released this run: a chunk already on its way is no event any more.
       if (signal.aborted) return;
-      this.watchStall(stream);
-      parser.write(chunk as Buffer);
-      this.scheduleFlush(parser);
-    }
+      try {
+        this.watchStall(stream);
+        parser.write(chunk);
+        this.scheduleFlush(parser);
+      } catch (err) {
+        // As the loop did: a failure while handling a chunk ends this connection and is reported.
+        body.destroy(err instanceof Error ? err : new Error(String(err)));
+      }
+    });
+    // Rejects on an error, a stall or a close before the end: each is this run's failure.
+    await finished(body);
+    if (signal.aborted) return;
     parser.flush();
     throw new IpcamError('ECONN', `${this.opts.client.label} ended the stream ${this.target}`);
   }
@@ -183,12 +196,13 @@ export class StreamSupervisor {
     }, timeout);
   }
 
+  /**
+   * One timer per connection, pushed back by each chunk (refresh() re-arms it after it has
+   * fired): a timer made and dropped per chunk is garbage on every part of every stream.
+   */
   private scheduleFlush(parser: MultipartParser): void {
-    if (this.flushTimer) clearTimeout(this.flushTimer);
-    this.flushTimer = setTimeout(() => {
-      this.flushTimer = undefined;
-      parser.flush();
-    }, this.opts.flushDelay ?? 10);
+    if (this.flushTimer) return void this.flushTimer.refresh();
+    this.flushTimer = setTimeout(() => parser.flush(), this.opts.flushDelay ?? 10);
   }
 
   private async failed(err: unknown, signal: AbortSignal): Promise<void> {
