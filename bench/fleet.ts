@@ -15,7 +15,8 @@
  * that idle levels make no messages (with 'every', each reading is a message by the user's choice).
  *
  * Environment, for a quicker look: IPCAM_BENCH_DEVICES (default 200), IPCAM_BENCH_IDLE_SECONDS
- * (default 60; the devices-only phase idles half as long). About three minutes with the defaults.
+ * (default 60; the devices-only phase idles half as long). Two to four minutes with the defaults
+ * (two idle windows, then up to a minute for the devices' pools to drop their keep-alive sockets).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
