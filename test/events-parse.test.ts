@@ -1,13 +1,12 @@
 import { strict as assert } from 'node:assert';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
 import { IpcamError } from '../lib/errors';
 import { decodeImage, imageBase64, PARSE_LIMITS, parseDevicePost, PostTooComplex, readDevicePost, type AlarmStatus, type DevicePost, type KeepAlive, type OtherEvent, type PlateDetection } from '../lib/events/parse';
 import { buildAlarmStatus, buildKeepAlive, buildPlateEvent, formatDataTime, type EventFormat, type PlateEventSpec } from '../lib/simulator/events';
 import { PLATE_JPEG, SNAPSHOT_JPEG } from '../lib/simulator/images';
 import type { XmlValue } from '../lib/xml/codec';
-import { CAPTURES } from './helpers';
+import { CAPTURES, fastest } from './helpers';
 
 /** Real device posts (images replaced by placeholder text), kept beside the repository. */
 const SENDER = '10.20.30.40';
@@ -438,17 +437,6 @@ function recorderPlates(count: number): string {
   const items: string[] = [];
   for (let i = 0; i < count; i++) items.push(`<item><licensePlateAttribute><licensePlateNumber><![CDATA[R${i}]]></licensePlateNumber></licensePlateAttribute></item>`);
   return `<config version="2.0.0" xmlns="http://www.ipc.com/ver10"><messageType>alarmData</messageType><smartType>vehicle</smartType><licensePlateListInfo>${items.join('')}</licensePlateListInfo></config>`;
-}
-
-/** Fastest of `rounds` runs of `call`, in ms (the fastest is the least disturbed by other work on the machine). */
-function fastest(rounds: number, call: () => unknown): number {
-  let best = Infinity;
-  for (let r = 0; r < rounds; r++) {
-    const start = performance.now();
-    call();
-    best = Math.min(best, performance.now() - start);
-  }
-  return best;
 }
 
 const UNBOUNDED = { maxNodes: Infinity, maxMarkup: Infinity, maxItems: Infinity };

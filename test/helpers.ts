@@ -1,6 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { performance } from 'node:perf_hooks';
 import { IpcamError } from '../lib/errors';
 import { resolve } from 'node:path';
 
@@ -56,4 +57,27 @@ export function jpegGrownTo(jpeg: Buffer, size: number): Buffer {
     missing -= segment.length;
   }
   return Buffer.concat([jpeg.subarray(0, 2), ...segments, jpeg.subarray(2)]);
+}
+
+/** Deterministic PRNG (mulberry32), so that a failing random case can be replayed from its seed. */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Fastest of `rounds` runs of `call`, in ms (the fastest is the least disturbed by other work on the machine). */
+export function fastest(rounds: number, call: () => unknown): number {
+  let best = Infinity;
+  for (let r = 0; r < rounds; r++) {
+    const start = performance.now();
+    call();
+    best = Math.min(best, performance.now() - start);
+  }
+  return best;
 }

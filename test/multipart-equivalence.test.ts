@@ -12,24 +12,13 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { MultipartParser, type MultipartOptions, type MultipartPart } from '../lib/stream/multipart';
 import { MultipartParser as ReferenceParser } from './reference/multipart-1556f4a';
+import { prng } from './helpers';
 
 interface Parser {
   write(chunk: Buffer): void;
   flush(): void;
 }
 type ParserCtor = new (boundary: string, opts: MultipartOptions) => Parser;
-
-/** Deterministic PRNG (mulberry32). */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 class Dice {
   constructor(readonly next: () => number) {}

@@ -3,6 +3,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { parseIoLines } from '../lib/cgi/io';
 import { boundaryOf, DEFAULT_MAX_PART, MultipartParser, type MultipartOptions } from '../lib/stream/multipart';
+import { prng } from './helpers';
 
 /** A part as compared across runs: headers and the body as latin1 text (binary safe). */
 interface SeenPart {
@@ -45,18 +46,6 @@ function bodies(seen: Seen): string[] {
 
 function bytes(text: string): Buffer {
   return Buffer.from(text, 'latin1');
-}
-
-/** Deterministic PRNG (mulberry32) so that a failing split can be replayed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** Cuts `data` at the given offsets (sorted, inside the buffer) into copies, as sockets deliver them. */

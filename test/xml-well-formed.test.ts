@@ -10,7 +10,6 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { IpcamError } from '../lib/errors';
 import { parseDevicePost } from '../lib/events/parse';
@@ -20,7 +19,7 @@ import { buildDocument, parseXml, xml, type XmlElement } from '../lib/xml/codec'
 import { queryPlates } from '../lib/xml/plates';
 import { decodeReferences } from '../lib/xml/references';
 import { checkWellFormed, MAX_DEPTH } from '../lib/xml/well-formed';
-import { CAPTURES, SIM_PASSWORD, SIM_USER } from './helpers';
+import { CAPTURES, fastest, SIM_PASSWORD, SIM_USER } from './helpers';
 
 function isParseError(err: unknown): boolean {
   return err instanceof IpcamError && err.code === 'EPARSE';
@@ -393,17 +392,6 @@ describe('xml parse: differential against the parse before (fast-xml-parser vali
 });
 
 // ---------------------------------------------------------------------------------------------
-
-/** Fastest of `rounds` runs of `call`, in ms (the fastest is the least disturbed by other work on the machine). */
-function fastest(rounds: number, call: () => unknown): number {
-  let best = Infinity;
-  for (let r = 0; r < rounds; r++) {
-    const start = performance.now();
-    call();
-    best = Math.min(best, performance.now() - start);
-  }
-  return best;
-}
 
 function attempt(text: string): void {
   try {
