@@ -11,7 +11,7 @@ import { buildDocument, parseXml, xml, XML_PARSER_OPTIONS } from '../lib/xml/cod
 import { QUERY_PAGE } from '../lib/xml/plates';
 import { jpegGrownTo } from '../test/helpers';
 import { PASSWORD, USER } from './measure';
-import { decodeImageBefore, parseDevicePostBefore, parseXmlBefore, xmlTextBefore } from './xml-before';
+import { decodeImageBefore, parseDevicePostBefore, parseXmlBefore, xmlTextBefore } from '../test/reference/xml-1556f4a';
 
 /** Rounds per table; every case runs once in each round, the order reversed every other round. */
 const ROUNDS = 31;
@@ -113,7 +113,7 @@ function wrapped(base64: string): string {
 }
 
 /**
- * The XML codec against the parse path as it was (bench/xml-before.ts) and against a plain
+ * The XML codec against the parse path as it was (test/reference/xml-1556f4a.ts) and against a plain
  * fast-xml-parser parse of the same text, in the same run: a camera plate post of about 1 KB, a
  * real capture, a page of 100 plates; and plate images passed on as base64 against decoding and
  * encoding them again.

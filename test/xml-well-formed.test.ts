@@ -10,7 +10,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { XMLParser, XMLValidator } from 'fast-xml-parser';
+import { XMLValidator } from 'fast-xml-parser';
 import { IpcamError } from '../lib/errors';
 import { parseDevicePost } from '../lib/events/parse';
 import { startSimulator } from '../lib/simulator';
@@ -20,6 +20,7 @@ import { queryPlates } from '../lib/xml/plates';
 import { decodeReferences } from '../lib/xml/references';
 import { checkWellFormed, MAX_DEPTH } from '../lib/xml/well-formed';
 import { CAPTURES, fastest, SIM_PASSWORD, SIM_USER } from './helpers';
+import { parserBefore } from './reference/xml-1556f4a';
 
 function isParseError(err: unknown): boolean {
   return err instanceof IpcamError && err.code === 'EPARSE';
@@ -268,21 +269,6 @@ describe('xml references', () => {
 // ---------------------------------------------------------------------------------------------
 // Differential: our check and conversion against fast-xml-parser's validator and the parse before
 
-const REFERENCE_PARSER = new XMLParser({
-  preserveOrder: true,
-  ignoreAttributes: false,
-  attributeNamePrefix: '',
-  parseTagValue: false,
-  parseAttributeValue: false,
-  trimValues: false,
-  cdataPropName: '#cdata',
-  processEntities: true,
-  htmlEntities: true,
-  ignoreDeclaration: true,
-  ignorePiTags: true,
-  commentPropName: false,
-});
-
 type Ordered = Record<string, unknown>;
 
 /** The parse as it was before: validator, parser, conversion with the whitespace rule around CDATA. */
@@ -307,7 +293,7 @@ function referenceParse(text: string): XmlElement {
     el.text = first < 0 ? join(0, pieces.length).trim() : join(0, first).trimStart() + join(first, last + 1) + join(last + 1, pieces.length).trimEnd();
     return el;
   };
-  const root = (REFERENCE_PARSER.parse(text) as Ordered[]).map(convert).find((e) => e !== undefined);
+  const root = (parserBefore.parse(text) as Ordered[]).map(convert).find((e) => e !== undefined);
   if (!root) throw new IpcamError('EPARSE', 'reference: no element');
   return root;
 }

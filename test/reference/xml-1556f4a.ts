@@ -1,13 +1,14 @@
 /**
- * The parse path as it was before issue 13 (commit 1556f4a), kept as the bench's "before"
- * baseline: `parseXml` of lib/xml/codec.ts (fast-xml-parser's validator, then its parser, then
- * the conversion to XmlElement) and lib/events/parse.ts, copied as they were. Only the exports
- * are renamed (`...Before`), and the types are taken from lib/. Not used outside bench/xml.ts.
+ * The parse path as it was before issue 13 (commit 1556f4a): `parseXml` of lib/xml/codec.ts
+ * (fast-xml-parser's validator, then its parser, then the conversion to XmlElement) and
+ * lib/events/parse.ts, copied as they were. Only the exports are renamed (`...Before`), and the
+ * types are taken from lib/. The "before" baseline of bench/xml.ts; its parser is the reference
+ * of the differential test in test/xml-well-formed.test.ts.
  */
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
-import { IpcamError } from '../lib/errors';
-import { PARSE_LIMITS, PostTooComplex, type AlarmStatus, type DevicePost, type EventDevice, type ListType, type ParseLimits, type PlateDetection, type ReadPost } from '../lib/events/parse';
-import { child, items, toTyped, type XmlElement, type XmlValue } from '../lib/xml/codec';
+import { IpcamError } from '../../lib/errors';
+import { PARSE_LIMITS, PostTooComplex, type AlarmStatus, type DevicePost, type EventDevice, type ListType, type ParseLimits, type PlateDetection, type ReadPost } from '../../lib/events/parse';
+import { child, items, toTyped, type XmlElement, type XmlValue } from '../../lib/xml/codec';
 
 // ---------------------------------------------------------------------------------------------
 // lib/xml/codec.ts: parseXml
@@ -16,7 +17,7 @@ const TEXT = '#text';
 const CDATA = '#cdata';
 const ATTRS = ':@';
 
-const parser = new XMLParser({
+export const parserBefore = new XMLParser({
   preserveOrder: true,
   ignoreAttributes: false,
   attributeNamePrefix: '',
@@ -45,7 +46,7 @@ export function parseXmlBefore(input: string | Buffer): XmlElement {
   if (valid !== true) throw new IpcamError('EPARSE', `The answer is not well-formed XML (${/^[A-Za-z]{1,40}$/.test(valid.err.code) ? `${valid.err.code}, ` : ''}line ${Number(valid.err.line) || '?'})`);
   let nodes: OrderedNode[];
   try {
-    nodes = parser.parse(text) as OrderedNode[];
+    nodes = parserBefore.parse(text) as OrderedNode[];
   } catch {
     throw new IpcamError('EPARSE', 'The answer is not well-formed XML');
   }
