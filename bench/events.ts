@@ -25,7 +25,6 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { eventContentType, buildPlateEvent } from '../lib/simulator/events';
-import type { Simulator } from '../lib/simulator';
 import { ChildRuntime, freePort, type FlowNode, type RuntimeProbe } from '../test/runtime-child';
 import { monotonicMs, type ClockReading, type FloorReply, type LoadReply, type LoadRequest, type MemoryProbe, type RunSpec, type Schedule, type SinkStats } from './event-protocol';
 
@@ -381,7 +380,7 @@ async function memoryOf(rig: Rig, target: Target, gc = true): Promise<MemoryProb
   return { rss: probe.rss, heapUsed: probe.heapUsed, heapTotal: probe.heapTotal ?? NaN, external: probe.external ?? NaN, connections };
 }
 
-export async function eventsThroughput(_sim: Simulator): Promise<void> {
+export async function eventsThroughput(): Promise<void> {
   const began = performance.now();
   const cores = cpus().length;
   console.log(`\n## Device events, open loop: load process -> Node-RED (ipcam-event-server -> ipcam-plate-event -> next node), beside a bare node:http floor`);
