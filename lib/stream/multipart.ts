@@ -151,14 +151,14 @@ export class MultipartParser {
   flush(): void {
     if (this.state === 'verify' && !this.flushed) {
       this.flushed = true;
-      this.emit(EMPTY, false);
+      this.emit(EMPTY, 0, 0, false);
       return;
     }
     if (this.state !== 'body' || this.length >= 0) return;
     const tail = this.carry;
     if (this.piecesLength + tail.length === 0 || (tail.length > 0 ? tail[tail.length - 1] : this.lastPieceByte()) !== LF) return;
     this.carry = EMPTY;
-    this.emit(tail, true);
+    this.emit(tail, 0, tail.length, true);
   }
 
   private lastPieceByte(): number | undefined {
@@ -306,7 +306,7 @@ export class MultipartParser {
     if (dashes - pos > MAX_HEADER_BYTES) return this.resync(data, pos);
     if (dashes === data.length || data.length - start < this.needle.length) return this.keepTail(data, pos);
     if (start < at || !sameBytes(this.needle, 0, data, start, this.needle.length)) return this.resync(data, pos);
-    if (!this.flushed) this.emit(EMPTY, false);
+    if (!this.flushed) this.emit(EMPTY, 0, 0, false);
     this.state = 'delimiter';
     return start + this.needle.length;
   }
@@ -338,28 +338,13 @@ export class MultipartParser {
       }
       return this.keepTail(data, keepFrom);
     }
-    if (this.piecesLength === 0) this.emitScanned(data, pos, at);
-    else this.emit(data.subarray(pos, at), true);
+    this.emit(data, pos, at, true);
     this.state = 'delimiter';
     return at + this.needle.length;
   }
 
-  /** emit(data.subarray(from, to), true) when no earlier piece: the body framed out with one view. */
-  private emitScanned(data: Buffer, from: number, to: number): void {
-    let end = to;
-    let dashes = end;
-    while (dashes > from && data[dashes - 1] === DASH) dashes--;
-    if (dashes < end && (dashes === from || data[dashes - 1] === LF)) end = dashes;
-    let start = from;
-    while (start < end && (data[start] === CR || data[start] === LF)) start++;
-    while (end > start && (data[end - 1] === CR || data[end - 1] === LF)) end--;
-    if (end === start) return;
-    if (end - start > this.maxPart || to - from > this.maxPart + FRAMING_SLACK) return this.warn(`A part is larger than the ${this.maxPart} byte cap; skipped to the next boundary`);
-    this.opts.onPart({ headers: { ...this.headers }, body: data.subarray(start, end) });
-  }
-
   private startSkip(): void {
-    this.warn(`A part is larger than the ${this.maxPart} byte cap; skipped to the next boundary`);
+    this.tooLarge();
     this.dropPieces();
     this.state = 'skip';
   }
@@ -375,15 +360,40 @@ export class MultipartParser {
     this.piecesLength += bytes.length;
   }
 
-  private emit(tail: Buffer, scanned: boolean): void {
-    const raw = this.pieces.length === 0 ? tail : tail.length === 0 && this.pieces.length === 1 ? (this.pieces[0] as Buffer) : Buffer.concat(tail.length > 0 ? [...this.pieces, tail] : this.pieces, this.piecesLength + tail.length);
+  /**
+   * Hands out the part: the pieces kept from earlier chunks joined to `data` from `from` to `to`,
+   * without its framing when it was scanned for. One view of one buffer: a body that lies in one
+   * chunk is not copied.
+   */
+  private emit(data: Buffer, from: number, to: number, scanned: boolean): void {
+    let raw = data;
+    let start = from;
+    let end = to;
+    if (this.pieces.length > 0) {
+      raw = to === from && this.pieces.length === 1 ? (this.pieces[0] as Buffer) : Buffer.concat(to > from ? [...this.pieces, data.subarray(from, to)] : this.pieces, this.piecesLength + to - from);
+      start = 0;
+      end = raw.length;
+    }
     this.dropPieces();
-    const body = scanned ? frameless(raw) : raw;
-    // Blank lines between parts (or after a flushed part) carry nothing.
-    if (scanned && body.length === 0) return;
+    const rawLength = end - start;
+    if (scanned) {
+      // The framing: the line break before the boundary, dashes that belong to the boundary line
+      // (`----token` when the declared boundary carried `--`), extra blank lines.
+      let dashes = end;
+      while (dashes > start && raw[dashes - 1] === DASH) dashes--;
+      if (dashes < end && (dashes === start || raw[dashes - 1] === LF)) end = dashes;
+      while (start < end && (raw[start] === CR || raw[start] === LF)) start++;
+      while (end > start && (raw[end - 1] === CR || raw[end - 1] === LF)) end--;
+      // Blank lines between parts (or after a flushed part) carry nothing.
+      if (end === start) return;
+    }
     // The same rule as while scanning (scannedBody), so that a part is kept or not wherever the chunks were cut.
-    if (body.length > this.maxPart || raw.length > this.maxPart + FRAMING_SLACK) return this.warn(`A part is larger than the ${this.maxPart} byte cap; skipped to the next boundary`);
-    this.opts.onPart({ headers: { ...this.headers }, body });
+    if (end - start > this.maxPart || rawLength > this.maxPart + FRAMING_SLACK) return this.tooLarge();
+    this.opts.onPart({ headers: { ...this.headers }, body: start === 0 && end === raw.length ? raw : raw.subarray(start, end) });
+  }
+
+  private tooLarge(): void {
+    this.warn(`A part is larger than the ${this.maxPart} byte cap; skipped to the next boundary`);
   }
 
   /** A line that does not end in reasonable room is garbage: look for the next boundary. */
@@ -456,18 +466,3 @@ const X_PREFIX = Buffer.from('x-', 'latin1');
 /** 1 for the bytes of an HTTP token (RFC 9110): ! # $ % & ' * + - . ^ _ ` | ~ digits letters. */
 const TOKEN = new Uint8Array(256);
 for (const byte of Buffer.from("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ", 'latin1')) TOKEN[byte] = 1;
-
-/**
- * A scanned body without its framing: the line break before the boundary, dashes that belong to
- * the boundary line (`----token` when the declared boundary carried `--`), extra blank lines.
- */
-function frameless(body: Buffer): Buffer {
-  let end = body.length;
-  let dashes = end;
-  while (dashes > 0 && body[dashes - 1] === DASH) dashes--;
-  if (dashes < end && (dashes === 0 || body[dashes - 1] === LF)) end = dashes;
-  let start = 0;
-  while (start < end && (body[start] === CR || body[start] === LF)) start++;
-  while (end > start && (body[end - 1] === CR || body[end - 1] === LF)) end--;
-  return start === 0 && end === body.length ? body : body.subarray(start, end);
-}
