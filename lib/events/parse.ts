@@ -452,13 +452,17 @@ const CHECK_BYTES = Buffer.allocUnsafe((CHECK_CHARS / 4) * 3);
 export function imageBase64(text: string | undefined): string | undefined {
   if (!text) return undefined;
   if (isPictureBase64(text)) return text;
-  return decodeImage(text)?.toString('base64');
+  return decodeOther(text)?.toString('base64');
 }
 
 /** Decodes posted base64 to an image, or undefined for text that is not one (see `imageBase64`). */
 export function decodeImage(base64: string | undefined): Buffer | undefined {
   if (!base64) return undefined;
-  if (isPictureBase64(base64)) return Buffer.from(base64, 'base64');
+  return isPictureBase64(base64) ? Buffer.from(base64, 'base64') : decodeOther(base64);
+}
+
+/** Text that `isPictureBase64` did not pass (lines, no padding, not base64): decoded, then its signature checked. */
+function decodeOther(base64: string): Buffer | undefined {
   if (!/^[A-Za-z0-9+/=\s]+$/.test(base64)) return undefined;
   const bytes = Buffer.from(base64, 'base64');
   const jpeg = bytes.length > 3 && bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff;
