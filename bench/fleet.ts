@@ -260,12 +260,12 @@ type ProbeField = 'rss' | 'heapUsed' | 'heapTotal' | 'external' | 'newSpace';
 
 /** Probe i of `a` minus probe i of `b`, per unit, in KB. */
 function perUnitKb(a: RuntimeProbe[], b: RuntimeProbe[], field: ProbeField, units: number): Spread {
-  return spreadOf(a.map((p, i) => ((p[field] ?? 0) - ((b[i] as RuntimeProbe)[field] ?? 0)) / units / 1024));
+  return spreadOf(a.map((p, i) => (p[field] - (b[i] as RuntimeProbe)[field]) / units / 1024));
 }
 
 /** RSS less the young generation's capacity: what is held, not what V8 keeps ready for allocation. */
 function withoutYoung(probes: RuntimeProbe[]): RuntimeProbe[] {
-  return probes.map((p) => ({ ...p, rss: p.rss - (p.newSpace ?? 0) }));
+  return probes.map((p) => ({ ...p, rss: p.rss - p.newSpace }));
 }
 
 function cpuTable(perName: Map<string, number[]>, measured: Array<Pick<Measured, 'name' | 'streams'>>, against: Measured): void {
@@ -381,7 +381,7 @@ export async function fleetIdle(): Promise<void> {
           'RSS MB': mb(list.map((p) => p.rss)),
           'heap used MB': mb(list.map((p) => p.heapUsed)),
           'heap total MB': mb(list.map((p) => p.heapTotal ?? 0)),
-          'young gen. MB': mb(list.map((p) => p.newSpace ?? 0)),
+          'young gen. MB': mb(list.map((p) => p.newSpace)),
           'external MB': mb(list.map((p) => p.external ?? 0)),
           fds: median(list.map((p) => p.fds)),
         })),
@@ -403,7 +403,7 @@ export async function fleetIdle(): Promise<void> {
     const rssPerStream = perUnitKb(fleet.idle, fleet.devicesOnly, 'rss', 2 * DEVICES).median;
     const heapPerStream = perUnitKb(fleet.idle, fleet.devicesOnly, 'heapUsed', 2 * DEVICES).median;
     const retainedPerStream = perUnitKb(withoutYoung(fleet.idle), withoutYoung(fleet.devicesOnly), 'rss', 2 * DEVICES).median;
-    const youngGrowth = (median(fleet.idle.map((p) => p.newSpace ?? 0)) - median(fleet.devicesOnly.map((p) => p.newSpace ?? 0))) / 1048576;
+    const youngGrowth = (median(fleet.idle.map((p) => p.newSpace)) - median(fleet.devicesOnly.map((p) => p.newSpace))) / 1048576;
     const verdict = (kb: number): string => (kb <= GOAL_KB_PER_STREAM ? 'met' : 'MISSED');
     console.log(
       `goal <= ${GOAL_KB_PER_STREAM} KB per idle stream (${fleet.name}): heap ${heapPerStream.toFixed(1)} KB ${verdict(heapPerStream)}; ` +

@@ -28,13 +28,13 @@ export interface RuntimeProbe {
   /** Memory outside the V8 heap held by JS objects (Buffers among it). */
   external: number;
   fds: number;
-  /** Of external, the memory of ArrayBuffers and Buffers (absent from older probes). */
-  arrayBuffers?: number;
+  /** Of external, the memory of ArrayBuffers and Buffers. */
+  arrayBuffers: number;
   /**
    * Of heapTotal, the young generation: V8 grows it to tens of MB under a burst of allocation and
-   * keeps it while the process allocates steadily, whatever holds memory (absent from older probes).
+   * keeps it while the process allocates steadily, whatever holds memory.
    */
-  newSpace?: number;
+  newSpace: number;
 }
 
 /** CPU time the runtime process has used since it started (microseconds, `process.cpuUsage()`). */
