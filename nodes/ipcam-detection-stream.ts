@@ -36,7 +36,7 @@ export = function register(RED: NodeAPI): void {
   function IpcamDetectionStreamNode(this: Node, def: DetectionDef): void {
     RED.nodes.createNode(this, def);
     const type = (def.detection || 'motion') as DetectionType;
-    const policy = (def.emit || 'every') as EmitPolicy;
+    const policy = (def.emit || 'change') as EmitPolicy;
     const shouldEmit = emitter(policy);
     const toMessage = (levels: DetectionLevel[]): NodeMessage => ({ topic: type, payload: levels });
 

@@ -571,16 +571,17 @@ describe('stream nodes: ipcam-input-monitor and ipcam-detection-stream', functio
       assertShortTexts('det');
     });
 
-    it('emits only readings that changed (emit change), beside an emit every witness', async function () {
-      const { out } = await deploy([detectionDef('every'), detectionDef('change', { emit: 'change' })]);
+    it('emits only readings that changed (emit change, and with no Emit setting), beside an emit every witness', async function () {
+      const { out } = await deploy([detectionDef('every'), detectionDef('change', { emit: 'change' }), detectionDef('unset', { emit: undefined })]);
       const every = out['every'] as NodeMessage[];
       const change = out['change'] as NodeMessage[];
+      const unset = out['unset'] as NodeMessage[];
       /** Lets the device repeat the current reading a few times (seen by the witness). */
       const repeats = async (): Promise<void> => {
         const seen = every.length;
         await waitFor('repeated readings', () => every.length >= seen + 5);
       };
-      await waitFor('the first reading', () => change.length >= 1);
+      await waitFor('the first reading', () => change.length >= 1 && unset.length >= 1);
       await repeats();
       sim.state.io.setLevel('motion', 1, 30);
       await waitFor('the changed reading', () => change.length >= 2);
@@ -609,6 +610,8 @@ describe('stream nodes: ipcam-input-monitor and ipcam-detection-stream', functio
       );
       assert.ok(every.length >= 20);
       assert.ok(change.every((m) => m.topic === 'motion'));
+      await waitFor('the changes without the setting', () => unset.length >= 3);
+      assert.deepEqual(unset.map(levelsOf), change.map(levelsOf), 'a node without the setting emits on change');
     });
 
     it('emits only when a group crosses its threshold (emit trigger)', async function () {
