@@ -57,6 +57,8 @@ export class ConnectionFlood {
   readonly open = new Set<Socket>();
   /** What the server wrote on each connection before it closed it. `first` is written as latin1 (bytes as given). */
   readonly answers: string[] = [];
+  /** Open connections on which the server has written nothing yet. */
+  readonly unanswered = new Set<Socket>();
   opened = 0;
 
   async connect(port: number, count: number, options: { localAddress?: string; first?: string | Buffer } = {}, batch = 200): Promise<void> {
@@ -68,6 +70,7 @@ export class ConnectionFlood {
   destroyAll(): void {
     for (const socket of this.open) socket.destroy();
     this.open.clear();
+    this.unanswered.clear();
   }
 
   private one(port: number, { localAddress, first }: { localAddress?: string; first?: string | Buffer }): Promise<void> {
@@ -79,14 +82,19 @@ export class ConnectionFlood {
         socket.setTimeout(0);
         this.opened += 1;
         this.open.add(socket);
+        this.unanswered.add(socket);
         if (typeof first === 'string') socket.write(first, 'latin1');
         else if (first) socket.write(first);
         settle();
       });
-      socket.on('data', (d: Buffer) => (text += d.toString('latin1')));
+      socket.on('data', (d: Buffer) => {
+        this.unanswered.delete(socket);
+        text += d.toString('latin1');
+      });
       socket.on('error', () => settle());
       socket.once('close', () => {
         this.open.delete(socket);
+        this.unanswered.delete(socket);
         if (text !== '') this.answers.push(text);
         settle();
       });
