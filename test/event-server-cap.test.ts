@@ -105,13 +105,17 @@ describe('EventServer at its connection cap (default 256, server alone in a chil
     const flood = newFlood();
     /** At least this many real posts, and on until the flood has renewed thousands of connections (both bounded). */
     const posts = { least: 20, most: 60, flood: 3_000 };
-    const limit = { connections: 8_000, ms: 20_000 };
+    const limit = { connections: 20_000, ms: 30_000 };
     let devicesDone = false;
+    let flooding = true;
     const started = Date.now();
     const renewing = (async (): Promise<void> => {
       // Bounded by count and time whatever the device posts do.
       while (!devicesDone && flood.opened < limit.connections && Date.now() - started < limit.ms) await openFrom(flood, child.port, 200, HALF_SENT);
+      flooding = false;
     })();
+    /** Real posts answered while the flood was still being renewed. */
+    let duringFlood = 0;
     const statuses: number[] = [];
     const elapsed: number[] = [];
     try {
@@ -122,6 +126,7 @@ describe('EventServer at its connection cap (default 256, server alone in a chil
         statuses.push((await rawPost(child.port, CAPTURE, DEVICE)).status);
         await child.until(`real post ${i + 1} delivered`, (r) => r.delivered > before, SERVED_WITHIN_MS);
         elapsed.push(Date.now() - postStarted);
+        if (flooding) duringFlood += 1;
         await sleep(50);
       }
     } finally {
@@ -132,6 +137,7 @@ describe('EventServer at its connection cap (default 256, server alone in a chil
     assert.deepEqual(statuses, new Array<number>(statuses.length).fill(200));
     // The flood was renewed throughout: far more connections were opened than the cap holds.
     assert.ok(flood.opened >= posts.flood, `only ${flood.opened} flood connections`);
+    assert.equal(duringFlood, statuses.length, 'the flood stopped (at its own bound) before the real posts did');
     await waitFor('the flood connections given up closed', () => flood.open.size <= DEFAULT_MAX_CONNECTIONS, 5_000);
   });
 });

@@ -171,13 +171,10 @@ class ConnectionTable {
 
   /** The connection to give up for a new one at the cap, if any may be: the oldest still sending headers, else the one idle longest. */
   yielding(): { socket: Socket; phase: Phase; sender: string } | undefined {
-    for (const set of [this.sendingHeaders, this.idle]) {
-      const first = set.values().next();
-      if (first.done) continue;
-      const entry = this.held.get(first.value);
-      if (entry) return { socket: first.value, phase: entry.phase, sender: entry.sender };
-    }
-    return undefined;
+    const first = this.sendingHeaders.values().next();
+    const socket = first.done ? this.idle.values().next().value : first.value;
+    const entry = socket && this.held.get(socket);
+    return socket && entry ? { socket, phase: entry.phase, sender: entry.sender } : undefined;
   }
 
   /** Forgets a connection; its sender when it was held (once per connection, however often called). */
@@ -210,10 +207,9 @@ class ConnectionTable {
  * hands parsed posts to every subscriber. One per `ipcam-event-server` config node.
  *
  * Everything a sender can make it hold is bounded: connections (in all and per sender; at the cap
- * a half-sent or idle one gives way to a newcomer, so holding the slots costs a flood more than it
- * can pay), the time
- * a request may take, the bytes of bodies being received, the cost of parsing a post, and the
- * warnings it writes. It keeps nothing per device.
+ * a half-sent or idle one gives way to a newcomer, so half-sent requests cannot hold the slots),
+ * the time a request may take, the bytes of bodies being received, the cost of parsing a post,
+ * and the warnings it writes. It keeps nothing per device.
  */
 export class EventServer {
   private readonly opts: Resolved;
