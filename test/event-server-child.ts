@@ -1,6 +1,7 @@
 /**
- * An EventServer alone in a child process, forked with --expose-gc by event-server-hostile.test.ts:
- * its heap after GC is measured without the test's own allocations (the floods it sends).
+ * An EventServer alone in a child process, forked with --expose-gc (`ServerChild` in event-flood.ts)
+ * by the hostile and connection-cap tests: its heap after GC is measured without the test's own
+ * allocations (the floods it sends), and its sockets are not the test's.
  *
  * Messages in: `'measure'` (answers a `ChildReport`), `'close'`. First message out: `{ port }`.
  */

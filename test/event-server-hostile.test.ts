@@ -4,11 +4,8 @@
  * Each must leave the server answering a real post, its memory bounded and its log short.
  */
 import { strict as assert } from 'node:assert';
-import { fork, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
-import { connect, type Socket } from 'node:net';
-import { join, resolve } from 'node:path';
+import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'undici';
 import { DEDUP_MAX_KEYS, DedupWindow } from '../lib/events/dedup';
@@ -17,41 +14,12 @@ import { DEFAULT_MAX_BODY, DEFAULT_MAX_CONNECTIONS, EventServer, type EventServe
 import { buildPlateEvent } from '../lib/simulator/events';
 import { SNAPSHOT_JPEG } from '../lib/simulator/images';
 import type { ChildReport } from './event-server-child';
-import { CAPTURES, jpegGrownTo, waitFor } from './helpers';
+import { CAPTURE, CAPTURE_PLATE, ConnectionFlood, HALF_SENT, postHead, rawPost, rawRequest, ServerChild } from './event-flood';
+import { jpegGrownTo, waitFor } from './helpers';
 
-/** A real camera post (plate ABC1234), as captured. */
-const CAPTURE = readFileSync(join(CAPTURES, 'ipc-v1x', 'lpr.xml'));
-const CAPTURE_PLATE = 'ABC1234';
 /** Heap a flood may leave behind after GC; what the floods would leak if kept is several times more. */
 const HEAP_SLACK = 8 * 1024 * 1024;
 const MB = (n: number): string => `${(n / 1024 / 1024).toFixed(1)} MB`;
-
-interface RawAnswer {
-  /** HTTP status, 0 when the connection closed without an answer. */
-  status: number;
-  text: string;
-}
-
-/** One request on its own connection, read until the server closes it. */
-function rawRequest(port: number, head: string, body: Buffer | string = '', localAddress?: string): Promise<RawAnswer> {
-  return new Promise((resolveAnswer) => {
-    const socket = connect({ host: '127.0.0.1', port, ...(localAddress && { localAddress }) });
-    let text = '';
-    socket.setTimeout(15_000, () => socket.destroy());
-    socket.on('connect', () => socket.end(Buffer.concat([Buffer.from(head, 'latin1'), Buffer.from(body)])));
-    socket.on('data', (d: Buffer) => (text += d.toString('latin1')));
-    socket.on('error', () => undefined);
-    socket.on('close', () => resolveAnswer({ status: Number(/^HTTP\/1\.[01] (\d{3})/.exec(text)?.[1] ?? 0), text }));
-  });
-}
-
-function postHead(length: number, extra = ''): string {
-  return `POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/xml\r\nContent-Length: ${length}\r\nConnection: close\r\n${extra}\r\n`;
-}
-
-function rawPost(port: number, body: Buffer | string, localAddress?: string): Promise<RawAnswer> {
-  return rawRequest(port, postHead(Buffer.byteLength(body)), body, localAddress);
-}
 
 /** Posts `count` bodies over `connections` kept-alive connections; the statuses, in order of sending. */
 async function flood(port: number, count: number, body: (i: number) => string | Buffer, connections = 4): Promise<number[]> {
@@ -103,70 +71,18 @@ function streamOversize(port: number, bytes: number): Promise<number> {
   });
 }
 
-/** Connections opened by the hundred, each bounded in time; those still open are destroyed by `destroyAll`. */
-class ConnectionFlood {
-  readonly open = new Set<Socket>();
-  /** What the server wrote on each connection before it closed it. `first` is written as latin1 (bytes as given). */
-  readonly answers: string[] = [];
-  opened = 0;
-
-  async connect(port: number, count: number, options: { localAddress?: string; first?: string } = {}, batch = 200): Promise<void> {
-    for (let done = 0; done < count; done += batch) {
-      await Promise.all(Array.from({ length: Math.min(batch, count - done) }, () => this.one(port, options)));
-    }
-  }
-
-  destroyAll(): void {
-    for (const socket of this.open) socket.destroy();
-    this.open.clear();
-  }
-
-  private one(port: number, { localAddress, first }: { localAddress?: string; first?: string }): Promise<void> {
-    return new Promise((settle) => {
-      const socket = connect({ host: '127.0.0.1', port, ...(localAddress && { localAddress }) });
-      let text = '';
-      socket.setTimeout(5_000, () => socket.destroy());
-      socket.once('connect', () => {
-        socket.setTimeout(0);
-        this.opened += 1;
-        this.open.add(socket);
-        if (first) socket.write(first, 'latin1');
-        settle();
-      });
-      socket.on('data', (d: Buffer) => (text += d.toString('latin1')));
-      socket.on('error', () => settle());
-      socket.once('close', () => {
-        this.open.delete(socket);
-        if (text !== '') this.answers.push(text);
-        settle();
-      });
-    });
-  }
-}
-
-const HALF_SENT = 'POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/xml\r\nContent-Len';
-
 // ---------------------------------------------------------------------------------------------
 
 describe('EventServer against hostile senders (server alone in a child process, heap after GC)', function () {
   this.timeout(120_000);
-  let child: ChildProcess | undefined;
+  let child: ServerChild | undefined;
   let port = 0;
   let baseline: ChildReport;
   const connections = new ConnectionFlood();
 
   function measure(): Promise<ChildReport> {
-    const current = child;
-    assert.ok(current?.connected, 'the server process is gone');
-    return new Promise((resolveReport, reject) => {
-      const onExit = (code: number | null): void => reject(new Error(`the server process exited (${String(code)})`));
-      current.once('exit', onExit);
-      current.once('message', (report: ChildReport) => {
-        current.off('exit', onExit);
-        resolveReport(report);
-      });
-      current.send('measure');
-    });
+    assert.ok(child, 'the server process is not started');
+    return child.measure();
   }
 
   /** A real camera post is answered 200 and delivered. */
@@ -188,11 +104,8 @@ describe('EventServer against hostile senders (server alone in a child process, 
   }
 
   before(async function () {
-    const script = resolve(__dirname, 'event-server-child.js');
-    const started = fork(script, [JSON.stringify({} satisfies EventServerOptions)], { execArgv: ['--expose-gc'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-    child = started;
-    const [first] = (await Promise.race([once(started, 'message'), once(started, 'exit').then(() => assert.fail('the server process did not start'))])) as [{ port: number }];
-    port = first.port;
+    child = await ServerChild.start({} satisfies EventServerOptions);
+    port = child.port;
     // Warm up the parser, the sockets and the JIT with real traffic before the baseline.
     await flood(port, 200, (i) => (i % 2 === 0 ? CAPTURE : buildPlateEvent(i % 4 === 1 ? 'ipc' : 'nvr', { plate: `WARM${i}` })));
     baseline = await realPostServed();
@@ -200,14 +113,8 @@ describe('EventServer against hostile senders (server alone in a child process, 
 
   after(async function () {
     connections.destroyAll();
-    const current = child;
+    await child?.stop();
     child = undefined;
-    if (!current || current.exitCode !== null) return;
-    const exited = once(current, 'exit');
-    if (current.connected) current.send('close');
-    const timer = setTimeout(() => current.kill(), 5_000);
-    await exited;
-    clearTimeout(timer);
   });
 
   it('2,000 posts with distinct 16 KB macs: nothing is kept per device', async function () {
@@ -292,9 +199,9 @@ describe('EventServer limits', function () {
     await Promise.all(servers.splice(0).map((s) => s.close()));
   });
 
-  it('at the connection cap further connections are closed at once; the headers timeout frees the held ones and a device gets in', async function () {
+  it('at the connection cap a half-sent request gives way to a device; the headers timeout frees the held ones', async function () {
     this.timeout(30_000);
-    // The timeout leaves ample time to open the 200 connections and try one more before it frees them.
+    // The timeout leaves ample time to open the 200 connections and post before it frees them.
     const { port, warnings, received } = await start({ maxConnections: 40, headersTimeout: 5_000 });
     const held = newFlood();
     // Two senders, 100 half-sent requests each: 20 each are held (half the cap), 40 in all = the cap.
@@ -302,19 +209,18 @@ describe('EventServer limits', function () {
     await held.connect(port, 100, { localAddress: '127.0.0.4', first: HALF_SENT });
     await waitFor('at most 40 connections left open', () => held.open.size <= 40, 10_000);
     assert.equal(held.open.size, 40);
-    const shut = await rawPost(port, CAPTURE, '127.0.0.5');
-    assert.equal(shut.status, 0, `a connection beyond the cap got ${shut.text.slice(0, 100)}`);
-    // The held requests never complete their headers: answered 408 and closed after the timeout.
-    await waitFor('the held connections timed out', () => held.open.size === 0, 10_000);
-    assert.equal(held.answers.filter((a) => a.startsWith('HTTP/1.1 408')).length, 40);
+    // A device beyond the cap takes the place of the oldest half-sent request.
     assert.equal((await rawPost(port, CAPTURE, '127.0.0.5')).status, 200);
     await waitFor('the real post delivered', () => received.length === 1);
-    // 160 connections closed at the caps, 40 timed out: one line for each kind within the interval
-    // (the second sender's excess meets the total cap first).
+    await waitFor('one held connection given up', () => held.open.size === 39);
+    // The others never complete their headers: answered 408 and closed after the timeout.
+    await waitFor('the held connections timed out', () => held.open.size === 0, 10_000);
+    assert.equal(held.answers.filter((a) => a.startsWith('HTTP/1.1 408')).length, 39);
+    // 160 connections closed at the sender cap, 1 given up, 39 timed out: one line for each kind within the interval.
     assert.equal(warnings.length, 3, warnings.join('\n'));
     for (const line of [
-      /^127\.0\.0\.3 holds 20 connections, the most one sender may: a further one was closed$/,
-      /^Connection limit of 40 reached: a connection from 127\.0\.0\.[45] was closed$/,
+      /^127\.0\.0\.[34] holds 20 connections, the most one sender may: a further one was closed$/,
+      /^Connection limit of 40 reached: the oldest connection still sending its headers \(from 127\.0\.0\.3\) was closed for one from 127\.0\.0\.5$/,
       /^A request from 127\.0\.0\.[34] was not complete in time: answered 408 and closed$/,
     ]) {
       assert.ok(

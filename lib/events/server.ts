@@ -1,6 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { BlockList, isIP, type AddressInfo, type DropArgument, type Socket } from 'node:net';
+import { BlockList, isIP, type AddressInfo, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { IpcamError, inputError } from '../errors';
 import { XML_NS } from '../xml/codec';
@@ -17,7 +17,11 @@ export interface EventServerOptions {
   path?: string;
   /** Largest body accepted (default 4 MiB); a larger one is answered 413. */
   maxBody?: number;
-  /** Connections held at once (default 256); one sender may hold at most half. Excess ones are closed at once. */
+  /**
+   * Connections held at once (default 256); one sender may hold at most half. At the cap a new
+   * connection takes the place of the oldest one still sending its headers, else of the one idle
+   * longest; when every connection is in a request, the new one is closed at once.
+   */
   maxConnections?: number;
   /** Time a request may take to send its headers, ms (default 15 s); then 408 and closed. */
   headersTimeout?: number;
@@ -113,19 +117,105 @@ interface Resolved {
 
 type Refuse = (status: number, text: string, headers?: Record<string, string>) => void;
 
+/** Where a connection is: sending its (first) headers, in a request of ours to answer, or idle between requests. */
+type Phase = 'headers' | 'request' | 'idle';
+
+interface Held {
+  sender: string;
+  phase: Phase;
+  /** Requests read and not yet answered (more than one when a sender pipelines). */
+  open: number;
+}
+
+/**
+ * The connections a server holds, by phase, each phase an insertion-ordered Set so that the
+ * oldest is its first entry: every step (admit, request, answer, close, pick one to give up) is
+ * O(1), and nothing outlives the connection.
+ *
+ * Which one gives way at the cap is the point: a connection that has not finished its headers
+ * costs its sender nothing and is what a flood consists of; an idle one belongs to a device that
+ * reconnects when it next posts; one in a request is a post being received or answered and is
+ * never given up for a newcomer.
+ */
+class ConnectionTable {
+  private readonly held = new Map<Socket, Held>();
+  private readonly sendingHeaders = new Set<Socket>();
+  private readonly idle = new Set<Socket>();
+
+  get size(): number {
+    return this.held.size;
+  }
+
+  sockets(): IterableIterator<Socket> {
+    return this.held.keys();
+  }
+
+  add(socket: Socket, sender: string): void {
+    this.held.set(socket, { sender, phase: 'headers', open: 0 });
+    this.sendingHeaders.add(socket);
+  }
+
+  requestStarted(socket: Socket): void {
+    const entry = this.held.get(socket);
+    if (!entry) return;
+    entry.open += 1;
+    this.move(socket, entry, 'request');
+  }
+
+  requestAnswered(socket: Socket): void {
+    const entry = this.held.get(socket);
+    if (!entry) return;
+    entry.open = Math.max(0, entry.open - 1);
+    if (entry.open === 0 && !socket.destroyed) this.move(socket, entry, 'idle');
+  }
+
+  /** The connection to give up for a new one at the cap, if any may be: the oldest still sending headers, else the one idle longest. */
+  yielding(): { socket: Socket; phase: Phase; sender: string } | undefined {
+    const first = this.sendingHeaders.values().next();
+    const socket = first.done ? this.idle.values().next().value : first.value;
+    const entry = socket && this.held.get(socket);
+    return socket && entry ? { socket, phase: entry.phase, sender: entry.sender } : undefined;
+  }
+
+  /** Forgets a connection; its sender when it was held (once per connection, however often called). */
+  remove(socket: Socket): string | undefined {
+    const entry = this.held.get(socket);
+    if (!entry) return undefined;
+    this.held.delete(socket);
+    this.sendingHeaders.delete(socket);
+    this.idle.delete(socket);
+    return entry.sender;
+  }
+
+  clear(): void {
+    this.held.clear();
+    this.sendingHeaders.clear();
+    this.idle.clear();
+  }
+
+  private move(socket: Socket, entry: Held, phase: Phase): void {
+    if (entry.phase === phase) return;
+    if (entry.phase === 'headers') this.sendingHeaders.delete(socket);
+    else if (entry.phase === 'idle') this.idle.delete(socket);
+    entry.phase = phase;
+    if (phase === 'idle') this.idle.add(socket);
+  }
+}
+
 /**
  * The HTTP listener devices post events to: answers each post at once, enforces the limits and
  * hands parsed posts to every subscriber. One per `ipcam-event-server` config node.
  *
- * Everything a sender can make it hold is bounded: connections (in all and per sender), the time
- * a request may take, the bytes of bodies being received, the cost of parsing a post, and the
- * warnings it writes. It keeps nothing per device.
+ * Everything a sender can make it hold is bounded: connections (in all and per sender; at the cap
+ * a half-sent or idle one gives way to a newcomer, so half-sent requests cannot hold the slots),
+ * the time a request may take, the bytes of bodies being received, the cost of parsing a post,
+ * and the warnings it writes. It keeps nothing per device.
  */
 export class EventServer {
   private readonly opts: Resolved;
   private readonly parseLimits: Partial<ParseLimits>;
   private readonly subscribers = new Set<EventSubscriber>();
-  private readonly sockets = new Set<Socket>();
+  private readonly sockets = new ConnectionTable();
   /** Open connections per sender address: at most one entry per open connection. */
   private readonly perSender = new Map<string, number>();
   private readonly warnings: WarningThrottle;
@@ -182,9 +272,8 @@ export class EventServer {
       (req, res) => this.handle(req, res),
     );
     server.keepAliveTimeout = KEEP_ALIVE_MS;
-    // Node closes connections beyond this at once, before any work is spent on them.
-    server.maxConnections = this.opts.maxConnections;
-    server.on('drop', (data?: DropArgument) => this.warnings.warn('connection cap', `Connection limit of ${this.opts.maxConnections} reached: a connection from ${plainAddress(data?.remoteAddress ?? '?')} was closed`));
+    // No server.maxConnections: Node would close the newcomer, which lets half-sent requests hold
+    // every slot; admit() applies the cap and chooses which connection gives way.
     server.on('connection', (socket: Socket) => this.admit(socket));
     server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => this.clientError(err, socket));
     this.server = server;
@@ -219,7 +308,7 @@ export class EventServer {
     this.warnings.close();
     if (!server) return;
     const closed = new Promise<void>((done) => server.close(() => done()));
-    for (const socket of this.sockets) socket.destroy();
+    for (const socket of [...this.sockets.sockets()]) socket.destroy();
     this.sockets.clear();
     this.perSender.clear();
     await closed;
@@ -231,7 +320,11 @@ export class EventServer {
     for (const s of this.subscribers) s.onState?.(state, detail);
   }
 
-  /** One sender may hold half the connections: a flood from one host leaves room for the devices. */
+  /**
+   * One sender may hold half the connections: a flood from one host leaves room for the devices.
+   * At the cap a connection still sending its headers, else an idle one, gives way to the
+   * newcomer; when every connection is in a request, the newcomer is closed.
+   */
   private admit(socket: Socket): void {
     const sender = plainAddress(socket.remoteAddress ?? '');
     const held = this.perSender.get(sender) ?? 0;
@@ -244,14 +337,34 @@ export class EventServer {
       this.warnings.warn('sender cap', `${sender} holds ${held} connections, the most one sender may: a further one was closed`);
       return;
     }
+    if (this.sockets.size >= this.opts.maxConnections && !this.giveWay(sender)) {
+      socket.destroy();
+      this.warnings.warn('connection cap', `Connection limit of ${this.opts.maxConnections} reached, every connection in a request: a connection from ${sender} was closed`);
+      return;
+    }
     this.perSender.set(sender, held + 1);
-    this.sockets.add(socket);
-    socket.once('close', () => {
-      this.sockets.delete(socket);
-      const left = (this.perSender.get(sender) ?? 1) - 1;
-      if (left > 0) this.perSender.set(sender, left);
-      else this.perSender.delete(sender);
-    });
+    this.sockets.add(socket, sender);
+    socket.once('close', () => this.forget(socket));
+  }
+
+  /** Closes the connection that gives way to one from `newcomer`; false when none may. */
+  private giveWay(newcomer: string): boolean {
+    const yielding = this.sockets.yielding();
+    if (!yielding) return false;
+    this.forget(yielding.socket);
+    yielding.socket.destroy();
+    const what = yielding.phase === 'headers' ? 'the oldest connection still sending its headers' : 'the connection idle longest';
+    this.warnings.warn(`cap ${yielding.phase}`, `Connection limit of ${this.opts.maxConnections} reached: ${what} (from ${yielding.sender}) was closed for one from ${newcomer}`);
+    return true;
+  }
+
+  /** Its slot and its sender's count are freed at once, whether it closed or gave way (then before its 'close'). */
+  private forget(socket: Socket): void {
+    const sender = this.sockets.remove(socket);
+    if (sender === undefined) return;
+    const left = (this.perSender.get(sender) ?? 1) - 1;
+    if (left > 0) this.perSender.set(sender, left);
+    else this.perSender.delete(sender);
   }
 
   /** Unparsable requests and the header and request timeouts: answered, closed, and logged at a bounded rate. */
@@ -273,6 +386,10 @@ export class EventServer {
 
   private handle(req: IncomingMessage, res: ServerResponse): void {
     const remote = plainAddress(req.socket.remoteAddress ?? '');
+    const socket = req.socket;
+    // From its headers until its answer is written a connection is in a request: never given up at the cap.
+    this.sockets.requestStarted(socket);
+    res.once('close', () => this.sockets.requestAnswered(socket));
     this.responding.set(req.socket, res);
     // A finished answer is no longer "mid-response": dropping it keeps an idle keep-alive socket
     // from holding its last response (~2.5 KB each, seen with 500 cameras).
