@@ -13,6 +13,7 @@ import deviceNode from '../nodes/ipcam-device';
 import edgeRecordNode from '../nodes/ipcam-edgerecord';
 import type { NodeMessage } from '../nodes/red';
 import { SIM_PASSWORD, SIM_USER } from './helpers';
+import { DOWNLOAD_TYPES, HOSTILE_SVG } from './hostile-content';
 import { DEVICE, FlowWatch, actionFlow, assertNoSecret, deviceCredentials, deviceDef, helper, isRecord } from './node-helper';
 
 const NODE = 'edge';
@@ -119,6 +120,17 @@ describe('ipcam-edgerecord node', function () {
     assert.equal(msg['contentType'], 'image/jpeg');
     assertStatus(w, 'green', `${SNAPSHOT_JPEG.length} bytes`);
     assertNoSecret(w.texts(), SIM_PASSWORD);
+  });
+
+  it('download: a device content type reaches msg.contentType only from the allow list (text/html, SVG, script: application/octet-stream)', async function () {
+    const w = await deploy({ operation: 'download', params: { path: '2026-03-01/08/1002/snapshot1.jpg', mac: '00:18:AE:11:22:33' } });
+    for (const [given, expected] of DOWNLOAD_TYPES) {
+      theSim().inject({ kind: 'answer', path: '/ns/', times: 1, contentType: given, body: HOSTILE_SVG });
+      const msg = await w.expectOutput(NODE, { _msgid: given });
+      assert.equal(msg['contentType'], expected, given);
+      assert.ok(Buffer.isBuffer(msg.payload) && msg.payload.equals(HOSTILE_SVG), 'the bytes are handed on as they came');
+    }
+    assert.equal(theSim().state.faults.length, 0, 'every answer was served');
   });
 
   describe('errors reach a Catch node', function () {

@@ -8,7 +8,7 @@ import ptzNode from '../nodes/ipcam-ptz';
 import relayNode from '../nodes/ipcam-relay';
 import type { NodeMessage } from '../nodes/red';
 import { SIM_PASSWORD, SIM_USER, waitFor } from './helpers';
-import { REJECTED_RELAY_PAYLOADS } from './relay-payloads';
+import { ACCEPTED_RELAY_STRINGS, REJECTED_RELAY_PAYLOADS } from './relay-payloads';
 import { DEVICE, FlowWatch, actionFlow, assertNoSecret, deviceCredentials, deviceDef, helper, isRecord, type FlowNode } from './node-helper';
 
 const NODES = [deviceNode, ptzNode, relayNode];
@@ -695,6 +695,38 @@ describe('ipcam-ptz and ipcam-relay nodes', function () {
       assert.deepEqual((await w.expectOutput(RELAY, { payload: 0 })).payload, { output: 1, active: false });
       assert.deepEqual((await w.expectOutput(RELAY, { payload: { state: ' Off ' } })).payload, { output: 1, active: false });
       assert.deepEqual(targets(), [`GET ${OUTPUT}?action=1%3A%2F`, `GET ${OUTPUT}?action=1%3A%5C`, `GET ${OUTPUT}?action=1%3A%2F`, `GET ${OUTPUT}?action=1%3A%5C`, `GET ${OUTPUT}?action=1%3A%5C`]);
+    });
+
+    it('every accepted string (true/false/on/off/1/0/pulse/check, any case, trimmed) acts on the relay the simulator holds, never by Mode', async function () {
+      // Mode sequence: a string that fell back to Mode would play this sequence, seen in the request.
+      const w = await deploy(relayDef({ mode: 'sequence', sequence: '1:/100\\', pulse: '100' }));
+      const io = theSim().state.io;
+      for (const c of ACCEPTED_RELAY_STRINGS) {
+        // Start from the opposite of the state the string asks for, so that the change is the device's.
+        io.setOutput(1, c.mode !== 'on');
+        const sentBefore = theSim().state.requestCount;
+        const logBefore = io.relayLog.length;
+        const msg = await w.expectOutput(RELAY, { payload: c.payload });
+        const label = JSON.stringify(c.payload);
+        assert.equal(theSim().state.requestCount - sentBefore, 1, `${label}: one request`);
+        const last = targets().at(-1);
+        if (c.mode === 'check') {
+          assert.equal(last, `GET ${OUTPUT}?check=1`, label);
+          assert.deepEqual(msg.payload, { output: 1, active: true }, label);
+          assert.equal(io.outputs.get(1), true, `${label}: check changed the relay`);
+          continue;
+        }
+        if (c.mode === 'pulse') {
+          assert.equal(last, `GET ${OUTPUT}?action=1%3A%2F100%5C`, label);
+          await waitFor(`${label}: the end of the pulse`, () => io.relayLog.length >= logBefore + 2);
+          assert.deepEqual(io.relayLog.slice(logBefore).map((r) => r.active), [true, false], label);
+          assert.equal(io.outputs.get(1), false, label);
+          continue;
+        }
+        assert.equal(last, `GET ${OUTPUT}?action=${c.mode === 'on' ? '1%3A%2F' : '1%3A%5C'}`, label);
+        assert.equal(io.outputs.get(1), c.mode === 'on', `${label}: the relay the simulator holds`);
+        assert.deepEqual(msg.payload, { output: 1, active: c.mode === 'on' }, label);
+      }
     });
 
     it('an object without state, pulse or sequence (e.g. a plate event) does what Mode says', async function () {

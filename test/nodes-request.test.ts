@@ -9,6 +9,7 @@ import { startSimulator, type Simulator } from '../lib/simulator';
 import deviceNode from '../nodes/ipcam-device';
 import requestNode from '../nodes/ipcam-request';
 import { SIM_PASSWORD, SIM_USER } from './helpers';
+import { DOWNLOAD_TYPES, HOSTILE_SVG } from './hostile-content';
 import { DEVICE, FlowWatch, actionFlow, assertNoSecret, deviceCredentials, deviceDef, helper, isRecord, type FlowNode } from './node-helper';
 
 const REQUEST = 'req1';
@@ -60,6 +61,19 @@ describe('ipcam-request node', function () {
     await w.expectOutput(REQUEST, { payload: { position: 70 } });
     assert.equal(theSim().state.equipment.zoom, 70);
     assert.match(String(w.lastStatus(REQUEST).text), /^lens/);
+  });
+
+  it('backup: a device content type reaches msg.contentType only from the allow list (text/html, SVG, script: application/octet-stream)', async function () {
+    const w = await deploy({ operation: 'backup' });
+    for (const [given, expected] of DOWNLOAD_TYPES) {
+      theSim().inject({ kind: 'answer', path: '/cgi-bin/admin/backup', times: 1, contentType: given, body: HOSTILE_SVG });
+      const msg = await w.expectOutput(REQUEST, { _msgid: given });
+      assert.equal(msg['contentType'], expected, given);
+      assert.ok(Buffer.isBuffer(msg.payload) && msg.payload.equals(HOSTILE_SVG));
+    }
+    assert.equal(theSim().state.faults.length, 0, 'every answer was served');
+    // The simulator's own backup: its tar type passes.
+    assert.equal((await w.expectOutput(REQUEST, {}))['contentType'], 'application/x-tar');
   });
 
   it('a typed result reaches msg.payload', async function () {

@@ -7,6 +7,7 @@ import { SNAPSHOT_JPEG } from '../lib/simulator/images';
 import deviceNode from '../nodes/ipcam-device';
 import snapshotNode from '../nodes/ipcam-snapshot';
 import type { NodeMessage } from '../nodes/red';
+import { SNAPSHOT_LIES } from './hostile-content';
 import { SIM_PASSWORD, SIM_USER } from './helpers';
 import {
   DEVICE,
@@ -340,6 +341,33 @@ describe('ipcam-snapshot node', function () {
       const msg = await w.expectCaught(SNAP, {});
       assertCaught(w, msg, 'EHTTP', 503);
       assertNoSecret(w.texts(), SIM_PASSWORD);
+    });
+
+    describe('a device that lies about its picture: msg.contentType from the bytes, anything but a JPEG or PNG is EPARSE', function () {
+      const PATHS = { jpg: '/jpg/image.jpg', cgi: '/cgi-bin/admin/image', xml: '/GetSnapshot' } as const;
+      for (const source of ['jpg', 'cgi', 'xml'] as const) {
+        it(`source ${source}: every lie in turn on one running node (format dataurl)`, async function () {
+          const w = await deploy({ snapshot: { source, format: 'dataurl' } });
+          for (const lie of SNAPSHOT_LIES) {
+            theSim().inject({ kind: 'answer', path: PATHS[source], times: 1, ...(lie.contentType !== undefined && { contentType: lie.contentType }), body: lie.body });
+            const outcome = await w.send(SNAP, { _msgid: lie.what });
+            if (lie.expect === 'EPARSE') {
+              assert.equal(outcome.kind, 'caught', `${lie.what}: came out as a picture`);
+              assert.ok(isRecord(outcome.msg['_error']), lie.what);
+              assert.equal(outcome.msg['_error']['code'], 'EPARSE', lie.what);
+              assert.equal(outcome.msg['contentType'], undefined, `${lie.what}: a content type was set`);
+              assert.ok(!JSON.stringify(outcome.msg).includes('<script'), `${lie.what}: the device text reached the msg`);
+              assert.deepEqual([w.lastStatus(SNAP).fill, w.lastStatus(SNAP).shape], ['red', 'ring']);
+            } else {
+              assert.equal(outcome.kind, 'out', `${lie.what}: ${JSON.stringify(outcome.msg['_error'])}`);
+              assert.equal(outcome.msg['contentType'], lie.expect, lie.what);
+              assert.equal(outcome.msg.payload, `data:${lie.expect};base64,${lie.body.toString('base64')}`, lie.what);
+            }
+          }
+          assert.equal(theSim().state.faults.length, 0, 'every lie was served');
+          assertNoSecret(w.texts(), SIM_PASSWORD);
+        });
+      }
     });
 
     it('keeps working after a failure (status back to green, no secret anywhere)', async function () {

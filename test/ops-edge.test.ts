@@ -187,7 +187,7 @@ describe('operations: edge records and network storage', function () {
       assert.ok(Buffer.isBuffer(xml.payload));
       assert.match(xml.payload.toString('utf8'), /<recording><id>1002<\/id>/);
       assert.equal(xml.filename, 'recoring.xml');
-      assert.equal(xml.contentType, 'text/xml');
+      assert.equal(xml.contentType, 'application/octet-stream', 'XML is not on the allow list: a browser could run it as a page');
     });
 
     it('a file that is not there is EHTTP 404', async function () {

@@ -1,12 +1,40 @@
-/** Payloads a relay must refuse whatever its Mode says (issue 9: a gate opened on "false"). */
+/**
+ * Strings a relay takes as short forms (any case, trimmed; issue 18: what MQTT, HTTP-in and
+ * dashboard switches deliver), with the mode each means. Every one of them, cased and padded.
+ */
+export const ACCEPTED_RELAY_STRINGS: Array<{ payload: string; mode: 'on' | 'off' | 'pulse' | 'check' }> = [
+  { payload: 'true', mode: 'on' },
+  { payload: 'TRUE', mode: 'on' },
+  { payload: ' True\n', mode: 'on' },
+  { payload: 'false', mode: 'off' },
+  { payload: 'False ', mode: 'off' },
+  { payload: 'on', mode: 'on' },
+  { payload: ' ON', mode: 'on' },
+  { payload: 'off', mode: 'off' },
+  { payload: 'Off\t', mode: 'off' },
+  { payload: '1', mode: 'on' },
+  { payload: ' 1 ', mode: 'on' },
+  { payload: '0', mode: 'off' },
+  { payload: '0\r\n', mode: 'off' },
+  { payload: 'pulse', mode: 'pulse' },
+  { payload: 'PULSE ', mode: 'pulse' },
+  { payload: 'check', mode: 'check' },
+  { payload: ' Check', mode: 'check' },
+];
+
+/** Payloads a relay must refuse whatever its Mode says (issue 9: a gate opened on "false"; it now means off, never Mode). */
 export const REJECTED_RELAY_PAYLOADS: Array<{ what: string; payload: unknown }> = [
-  { what: "the text 'false'", payload: 'false' },
-  { what: "the text 'true'", payload: 'true' },
   { what: "a typo 'of'", payload: 'of' },
   { what: "'yes'", payload: 'yes' },
+  { what: "'open'", payload: 'open' },
+  { what: "' 2 '", payload: ' 2 ' },
+  { what: "a typo 'truee'", payload: 'truee' },
+  { what: "'t'", payload: 't' },
+  { what: "'01'", payload: '01' },
+  { what: "'1.0'", payload: '1.0' },
+  { what: "'true false'", payload: 'true false' },
+  { what: "{ state: 'truee' }", payload: { state: 'truee' } },
   { what: "'no'", payload: 'no' },
-  { what: "the text '1'", payload: '1' },
-  { what: "the text '0'", payload: '0' },
   { what: "'sequence' (not a short form)", payload: 'sequence' },
   { what: "'o n'", payload: 'o n' },
   { what: 'an empty text', payload: '' },
@@ -22,7 +50,6 @@ export const REJECTED_RELAY_PAYLOADS: Array<{ what: string; payload: unknown }> 
   { what: 'a list [true]', payload: [true] },
   { what: "a Buffer of 'on'", payload: Buffer.from('on') },
   { what: "{ state: 'of' }", payload: { state: 'of' } },
-  { what: "{ state: 'false' }", payload: { state: 'false' } },
   { what: '{ state: 2 }', payload: { state: 2 } },
   { what: "{ state: '' }", payload: { state: '' } },
   { what: "{ state: 'yes', output: 2 }", payload: { state: 'yes', output: 2 } },

@@ -1,10 +1,12 @@
 import { strict as assert } from 'node:assert';
-import { checkSequence, pulseRelay, readRelay, relayCommand, relayShortForm, runRelaySequence, setRelay } from '../lib/cgi/relay';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { RELAY_SHORT_STRINGS, checkSequence, pulseRelay, readRelay, relayCommand, relayShortForm, runRelaySequence, setRelay } from '../lib/cgi/relay';
 import { IpcamError } from '../lib/errors';
 import { startSimulator, type RecordedRequest, type RelayChange, type Simulator } from '../lib/simulator';
 import { DeviceClient } from '../lib/transport/client';
-import { SIM_PASSWORD, SIM_USER, waitFor, expectRejection } from './helpers';
-import { REJECTED_RELAY_PAYLOADS } from './relay-payloads';
+import { PROJECT_ROOT, SIM_PASSWORD, SIM_USER, waitFor, expectRejection } from './helpers';
+import { ACCEPTED_RELAY_STRINGS, REJECTED_RELAY_PAYLOADS } from './relay-payloads';
 
 const OUTPUT = '/cgi-bin/admin/output';
 
@@ -216,10 +218,12 @@ describe('relay commands (short forms and the object form)', function () {
     [' PULSE', 'pulse'],
     ['check', 'check'],
     ['Check ', 'check'],
+    ...ACCEPTED_RELAY_STRINGS.map((c): [unknown, string] => [c.payload, c.mode]),
+    [{ state: 'false' }, 'off'],
   ];
   for (const [payload, mode] of accepted) {
     it(`${JSON.stringify(payload)} is ${mode}, whatever Mode says`, function () {
-      assert.equal(relayShortForm(payload), mode);
+      if (typeof payload !== 'object') assert.equal(relayShortForm(payload), mode);
       for (const settingsMode of ['on', 'off', 'pulse', 'sequence', 'check']) assert.equal(relayCommand(payload, { mode: settingsMode }).mode, mode);
     });
   }
@@ -253,6 +257,19 @@ describe('relay commands (short forms and the object form)', function () {
       }
     });
   }
+
+  it('the README and the node help name exactly the strings lib/cgi/relay.ts accepts', function () {
+    const readmeRow = readFileSync(join(PROJECT_ROOT, 'README.md'), 'utf8').split('\n').find((l) => l.startsWith('| relay |')) ?? '';
+    const help = readFileSync(join(PROJECT_ROOT, 'locales', 'en-US', 'ipcam-relay.html'), 'utf8');
+    const tip = readFileSync(join(PROJECT_ROOT, 'nodes', 'ipcam-relay.html'), 'utf8');
+    const words = [...RELAY_SHORT_STRINGS.keys()];
+    assert.deepEqual(words, ['true', 'false', 'on', 'off', '1', '0', 'pulse', 'check']);
+    for (const word of words) {
+      assert.ok(readmeRow.includes(`'${word}'`), `README relay row lacks '${word}'`);
+      assert.ok(help.includes(`<code>"${word}"</code>`), `help lacks "${word}"`);
+      assert.ok(tip.includes(`<code>"${word}"</code>`), `editor tip lacks "${word}"`);
+    }
+  });
 
   it('the error text shows a long payload shortened', function () {
     assert.throws(

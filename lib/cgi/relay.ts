@@ -30,17 +30,23 @@ export const RELAY_MODES = ['on', 'off', 'pulse', 'sequence', 'check'] as const;
 export type RelayMode = (typeof RELAY_MODES)[number];
 
 /**
- * The short forms, exactly: booleans, the numbers 1 / 0 and these words (any case, trimmed).
- * A gate must never act on anything else, so there is no fallback to Mode for unknown values.
+ * The short forms, exactly: booleans, the numbers 1 / 0 and these strings (any case, trimmed),
+ * which is what MQTT, HTTP-in and dashboard switches deliver. A gate must never act on anything
+ * else, so there is no fallback to Mode for unknown values. The README and the node's help name
+ * this list; it is the only place that decides.
  */
 type ShortMode = Exclude<RelayMode, 'sequence'>;
-const SHORT_WORDS: ReadonlyMap<string, ShortMode> = new Map<string, ShortMode>([
+export const RELAY_SHORT_STRINGS: ReadonlyMap<string, ShortMode> = new Map<string, ShortMode>([
+  ['true', 'on'],
+  ['false', 'off'],
   ['on', 'on'],
   ['off', 'off'],
+  ['1', 'on'],
+  ['0', 'off'],
   ['pulse', 'pulse'],
   ['check', 'check'],
 ]);
-const SHORT_FORMS_TEXT = 'true / false, "on" / "off", 1 / 0, "pulse" or "check"';
+const SHORT_FORMS_TEXT = `true / false, 1 / 0, or the text ${[...RELAY_SHORT_STRINGS.keys()].map((w) => `"${w}"`).join(', ')}`;
 
 export interface RelaySettings {
   mode?: unknown;
@@ -61,7 +67,7 @@ export interface RelayCommand {
 export function relayShortForm(value: unknown): ShortMode | undefined {
   if (value === true || value === 1) return 'on';
   if (value === false || value === 0) return 'off';
-  return typeof value === 'string' ? SHORT_WORDS.get(value.trim().toLowerCase()) : undefined;
+  return typeof value === 'string' ? RELAY_SHORT_STRINGS.get(value.trim().toLowerCase()) : undefined;
 }
 
 /**

@@ -1,4 +1,5 @@
 import { IpcamError, inputError } from '../errors';
+import { checkImage, type ImageType } from '../content-type';
 import { echo } from '../echo';
 import { checkText } from '../params';
 import type { DeviceClient } from '../transport/client';
@@ -27,7 +28,8 @@ export interface SnapshotRequest {
 
 export interface Snapshot {
   image: Buffer;
-  contentType: string;
+  /** Read from the image's bytes, never from the device's header. */
+  contentType: ImageType;
 }
 
 const SOURCE_PATHS: Record<SnapshotSource, string> = {
@@ -73,25 +75,40 @@ function answerKind(contentType: string): string {
   if (type === 'text/plain') return 'plain text';
   if (type === 'text/xml' || type === 'application/xml') return 'XML';
   if (type === 'application/json') return 'JSON';
+  if (type === 'image/svg+xml') return 'SVG';
+  if (type.startsWith('image/')) return 'an image type';
   return 'another content type';
 }
 
-/** Fetches one JPEG. An answer that is not an image is `EPARSE`, whatever its status. */
+/** GetSnapshot's failure document as its error; undefined for anything else (a page that is no XML included: that is EPARSE below). */
+function failureDocument(body: Buffer, status: number, secrets: DeviceClient['secrets']): IpcamError | undefined {
+  if (!/^\s*(\uFEFF)?</.test(body.subarray(0, 64).toString('utf8'))) return undefined;
+  let root: ReturnType<typeof parseXml>;
+  try {
+    root = parseXml(body);
+  } catch {
+    return undefined;
+  }
+  return failureOf(root, { status, secrets });
+}
+
+/**
+ * Fetches one picture. Its type is read from its bytes: a whole JPEG or PNG, whatever the device
+ * calls it; anything else (HTML, SVG, an empty or cut-short body) is `EPARSE`, whatever its status.
+ */
 export async function takeSnapshot(client: DeviceClient, req: SnapshotRequest = {}): Promise<Snapshot> {
   const { path } = checkSnapshotRequest(req);
   const xmlSource = req.source === 'xml';
   // GetSnapshot answers a failure document (with 200 or 400) where it has no picture to give.
   const res = await client.request({ path, signal: req.signal, ...(xmlSource && { allowHttpError: true }) });
-  const isJpeg = res.body.length > 2 && res.body[0] === 0xff && res.body[1] === 0xd8;
-  if (xmlSource && !isJpeg) {
-    if (/^\s*(\uFEFF)?</.test(res.body.subarray(0, 64).toString('utf8'))) {
-      const failure = failureOf(parseXml(res.body), { status: res.status, secrets: client.secrets });
-      if (failure) throw failure;
-    }
+  const checked = checkImage(res.body);
+  if (xmlSource && !('type' in checked)) {
+    const failure = failureDocument(res.body, res.status, client.secrets);
+    if (failure) throw failure;
     if (res.status < 200 || res.status >= 300) throw new IpcamError('EHTTP', `The device answered HTTP ${res.status} to ${path}`, { status: res.status });
   }
-  if (!isJpeg && !res.contentType.toLowerCase().startsWith('image/')) {
-    throw new IpcamError('EPARSE', `The device did not answer ${path.split('?')[0]} with an image (it sent ${answerKind(res.contentType)})`);
+  if (!('type' in checked)) {
+    throw new IpcamError('EPARSE', `The device did not answer ${path.split('?')[0]} with a JPEG or PNG picture (it sent ${checked.problem}; its header said ${answerKind(res.contentType)})`);
   }
-  return { image: res.body, contentType: isJpeg ? 'image/jpeg' : res.contentType.split(';')[0]!.trim() };
+  return { image: res.body, contentType: checked.type };
 }

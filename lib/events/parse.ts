@@ -1,3 +1,4 @@
+import { imageSignature } from '../content-type';
 import { IpcamError } from '../errors';
 import { child, items, parseXml, toTyped, type XmlElement, type XmlValue } from '../xml/codec';
 
@@ -438,7 +439,6 @@ const BASE64_DIGITS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01234
 /** The first characters of the base64 of a JPEG (`FF D8 FF`) and of a PNG (its 8-byte signature). */
 const JPEG_BASE64 = '/9j/';
 const PNG_BASE64 = 'iVBORw0KGgo';
-const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 /** Characters of base64 checked at a time (a multiple of 4), and where they are decoded to. */
 const CHECK_CHARS = 64 * 1024;
 const CHECK_BYTES = Buffer.allocUnsafe((CHECK_CHARS / 4) * 3);
@@ -465,9 +465,7 @@ export function decodeImage(base64: string | undefined): Buffer | undefined {
 function decodeOther(base64: string): Buffer | undefined {
   if (!/^[A-Za-z0-9+/=\s]+$/.test(base64)) return undefined;
   const bytes = Buffer.from(base64, 'base64');
-  const jpeg = bytes.length > 3 && bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff;
-  const png = bytes.length > 8 && bytes.subarray(0, 8).equals(PNG_SIGNATURE);
-  return jpeg || png ? bytes : undefined;
+  return imageSignature(bytes) ? bytes : undefined;
 }
 
 /**

@@ -5,6 +5,7 @@
  */
 import { encodeCgi, parseKeyValues } from '../cgi/codec';
 import { IpcamError, inputError } from '../errors';
+import { FALLBACK_TYPE, handedOnType } from '../content-type';
 import { echo } from '../echo';
 import { bool, dateTime, int, oneOf, optional, shape, text, withDefault, type Param } from '../params';
 import { child } from '../xml/codec';
@@ -418,7 +419,8 @@ export const listStorage = defineOp({
   },
 });
 
-const CONTENT_TYPES: Record<string, string> = { jpg: 'image/jpeg', jpeg: 'image/jpeg', xml: 'application/xml', txt: 'text/plain', mp4: 'video/mp4', avi: 'video/x-msvideo' };
+/** Types guessed from a file's extension where the device gives none (XML is not handed on as such: see content-type.ts). */
+const CONTENT_TYPES: Record<string, string> = { jpg: 'image/jpeg', jpeg: 'image/jpeg', png: 'image/png', txt: 'text/plain', mp4: 'video/mp4', avi: 'video/x-msvideo' };
 
 export const download = defineOp({
   name: 'download',
@@ -435,9 +437,10 @@ export const download = defineOp({
     // Each name percent-encoded on its own: the `/` between them stay path separators.
     const path = [NAS_PATH, nasFolder(mac), ...names].map((s, i) => (i === 0 ? s : encodeCgi(s))).join('/');
     const answer = await ctx.cgi({ path, maxBytes: MAX_DOWNLOAD_BYTES, what: 'download', content: true });
-    const given = answer.contentType.split(';')[0]?.trim() ?? '';
-    const guessed = CONTENT_TYPES[filename.slice(filename.lastIndexOf('.') + 1).toLowerCase()] ?? 'application/octet-stream';
-    const contentType = given === '' || given === 'application/octet-stream' ? guessed : answer.contentType;
+    const given = answer.contentType.split(';')[0]?.trim().toLowerCase() ?? '';
+    const guessed = CONTENT_TYPES[filename.slice(filename.lastIndexOf('.') + 1).toLowerCase()] ?? FALLBACK_TYPE;
+    // Where the device names no type, the extension's; a type it names passes only from the allow list.
+    const contentType = given === '' || given === FALLBACK_TYPE ? guessed : handedOnType(given);
     return { payload: answer.body, filename, contentType };
   },
 });

@@ -5,6 +5,7 @@
  */
 import { Blob } from 'node:buffer';
 import { FormData } from 'undici';
+import { handedOnType } from '../content-type';
 import { IpcamError } from '../errors';
 import { bool, buffer, shape, withDefault } from '../params';
 import { defineOp, type CgiAnswer, type OpContext, type Operation, type OpRequest } from './types';
@@ -113,7 +114,8 @@ export const backup = defineOp({
   request: () => ({ path: BACKUP, maxBytes: BACKUP_MAX_BYTES, timeout: UPLOAD_TIMEOUT_MS, what: 'backup' }),
   parse(answer: CgiAnswer) {
     if (answer.body.length === 0) throw new IpcamError('EPARSE', 'The device answered the backup with an empty body');
-    const contentType = answer.contentType.split(';')[0]?.trim() || BACKUP_CONTENT_TYPE;
+    // No type: the tar it is; a type the device names passes only from the allow list.
+    const contentType = answer.contentType.trim() === '' ? BACKUP_CONTENT_TYPE : handedOnType(answer.contentType);
     return { payload: answer.body, filename: attachmentName(answer.headers['content-disposition']) ?? BACKUP_FILENAME, contentType };
   },
 });

@@ -8,7 +8,7 @@ import { sendText } from './respond';
 
 const CONTROL_PREFIX = '/_sim/';
 const ANSWER_KEYS = ['http10', 'halfOpen'] as const;
-const FAULT_KINDS = new Set<Fault['kind']>(['stall', 'drop', 'status', 'garbage', 'slow']);
+const FAULT_KINDS = new Set<Fault['kind']>(['stall', 'drop', 'status', 'garbage', 'slow', 'answer']);
 
 /**
  * The control API (no authentication: it drives the simulator, it is not part of the device):
@@ -92,9 +92,10 @@ function parseFault(body: Buffer): Fault | string {
     if (typeof f[key] !== 'number' || !Number.isInteger(f[key])) return `${key} must be a whole number`;
     fault[key] = f[key];
   }
-  if (f['path'] !== undefined) {
-    if (typeof f['path'] !== 'string') return 'path must be text';
-    fault.path = f['path'];
+  for (const key of ['path', 'contentType', 'body'] as const) {
+    if (f[key] === undefined) continue;
+    if (typeof f[key] !== 'string') return `${key} must be text`;
+    fault[key] = f[key];
   }
   return fault;
 }

@@ -6,7 +6,7 @@ import { paramRoute, snapshotRoute } from './cgi-routes';
 import type { Route, SimContext } from './context';
 import { controlRoute } from './control';
 import { EventPoster, httpPostRoute, type PostEventOptions, type PostingRun, type PostResult, type StartPostingOptions } from './events';
-import { answerAsHttp10, sendText } from './respond';
+import { answerAsHttp10, sendBuffer, sendText } from './respond';
 import { ServerAuth, type SimulatorAuth } from './server-auth';
 import { initialState, MAX_RECORDED, type AnswerStyle, type Fault, type RecordedRequest, type SimulatorState } from './state';
 import { xmlDeviceRoutes } from './xml-routes';
@@ -118,7 +118,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     // Half-open: read, never answered; close() destroys the socket.
     if (state.answer.halfOpen) return;
     if (state.answer.http10) answerAsHttp10(res);
-    if (applyFault(ctx)) return;
+    if (applyFault(ctx, verdict.ok)) return;
     if (!verdict.ok) {
       res.setHeader('www-authenticate', auth.challenges(verdict.stale));
       sendText(res, 401, 'Unauthorized');
@@ -144,9 +144,11 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   }
 
   /** Plays the first matching fault; true when it took over the answer. */
-  function applyFault(ctx: SimContext): boolean {
+  function applyFault(ctx: SimContext, authenticated: boolean): boolean {
     const fault = state.faults.find((f) => ctx.path.startsWith(f.path ?? '/'));
     if (!fault) return false;
+    // A lying device still asks for credentials first: its answer is for the authenticated request.
+    if (fault.kind === 'answer' && !authenticated) return false;
     if (fault.times !== undefined && --fault.times <= 0) state.faults.splice(state.faults.indexOf(fault), 1);
     const { res } = ctx;
     switch (fault.kind) {
@@ -162,6 +164,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
         if (fault.status === 401) res.setHeader('www-authenticate', auth.challenges(false));
         sendText(res, fault.status ?? 503, 'Simulated failure');
         return true;
+      case 'answer': {
+        sendBuffer(res, fault.status ?? 200, Buffer.isBuffer(fault.body) ? fault.body : Buffer.from(fault.body ?? '', 'utf8'), fault.contentType);
+        return true;
+      }
       case 'slow': {
         const timer = setTimeout(() => {
           timers.delete(timer);

@@ -33,8 +33,11 @@ export function sendXml(res: ServerResponse, status: number, xmlText: string): v
   sendText(res, status, xmlText, 'application/xml; charset=utf-8');
 }
 
-export function sendBuffer(res: ServerResponse, status: number, body: Buffer, contentType: string): void {
-  res.writeHead(status, CLOSE_DELIMITED.has(res) ? { 'content-type': contentType } : { 'content-type': contentType, 'content-length': body.length });
+/** `contentType` undefined: no Content-Type header at all, as some firmware answers. */
+export function sendBuffer(res: ServerResponse, status: number, body: Buffer, contentType: string | undefined): void {
+  const headers: Record<string, string | number> = contentType === undefined ? {} : { 'content-type': contentType };
+  if (!CLOSE_DELIMITED.has(res)) headers['content-length'] = body.length;
+  res.writeHead(status, headers);
   res.end(body);
 }
 

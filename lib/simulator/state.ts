@@ -39,9 +39,13 @@ export interface RecordedRequest {
 
 /** A fault the simulator injects into requests whose path starts with `path` (default: all). */
 export interface Fault {
-  kind: 'stall' | 'drop' | 'status' | 'garbage' | 'slow';
-  /** For `status`: the HTTP status to answer (401 comes with a real challenge). */
+  /** `answer`: an authenticated request gets `body` with `contentType` and `status` (default 200): a device that lies about what it sends. */
+  kind: 'stall' | 'drop' | 'status' | 'garbage' | 'slow' | 'answer';
+  /** For `status`: the HTTP status to answer (401 comes with a real challenge); for `answer` (default 200). */
   status?: number;
+  /** For `answer`: the Content-Type header (none when absent) and the body. */
+  contentType?: string;
+  body?: Buffer | string;
   /** For `slow`: delay before answering (ms). */
   delay?: number;
   path?: string;
