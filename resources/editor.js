@@ -43,9 +43,11 @@
             if (CONTROL[limits.kind || "line"].test(text)) { return limits.kind === "multiline" ? "no control characters" : "one line, no control characters"; }
             if (limits.forbid) {
                 for (var j = 0; j < limits.forbid.length; j++) {
-                    if (text.indexOf(limits.forbid[j]) >= 0) { return "no " + limits.forbid[j]; }
+                    // A secret's own character is not shown: the set is.
+                    if (text.indexOf(limits.forbid[j]) >= 0) { return (limits.secret ? "none of " + limits.forbid : "no " + limits.forbid[j]) + (limits.forbidWhy ? " (" + limits.forbidWhy + ")" : ""); }
                 }
             }
+            if (limits.noOption && /(^|\s)-/.test(text)) { return "no word starting with a dash (a command line reads it as an option)"; }
             if (limits.pattern && !new RegExp(limits.pattern).test(text)) { return limits.patternText || "not in the expected form"; }
             return true;
         default:
