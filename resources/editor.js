@@ -203,7 +203,7 @@
      */
     var CLASS_WORDS = {
         read: { group: "Read: changes nothing", says: "changes nothing, reveals no secret, makes the device connect nowhere" },
-        change: { group: "Change: settings and uploads", says: "changes settings, parameters or uploads on the device" },
+        change: { group: "Change: settings and uploads", says: "changes settings or state of the device (parameters, uploads, lens, audio)" },
         outbound: { group: "Outbound: the device connects out", says: "makes the device connect to a server the parameters name" },
         files: { group: "Files: the device's files", says: "reads files of the device" },
         destructive: { group: "Destructive: replaces or destroys", says: "replaces or destroys something on the device" }

@@ -75,7 +75,7 @@ export function runOperation(client: DeviceClient, operation: Operation, input: 
 
 /** What each class does, for the error that refuses it from a message. */
 const CLASS_WORDS: Record<Exclude<OpClass, 'read'>, string> = {
-  change: 'changes settings on the device',
+  change: 'changes settings or state of the device',
   outbound: 'makes the device connect to a server the parameters name',
   files: 'reads files of the device',
   destructive: 'destroys or replaces something on the device',
