@@ -19,6 +19,25 @@ const CONTROL_BUT_TAB = /[\u0000-\u0008\u000a-\u001f\u007f]/u;
 const CONTROL_BUT_LINES = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/u;
 const KIND_TEXT = { line: 'one line of text', value: 'text without line breaks', multiline: 'text' } as const;
 
+/**
+ * Characters a POSIX shell acts on: separators, pipes, substitution, redirection, quotes,
+ * escapes, globs, braces, history, comments, home. Field notes: servetest (and some parameters)
+ * had command-injection bugs, so a name, user or path that may reach a device's command line
+ * holds none of them (`shell: 'name'`).
+ */
+export const SHELL_CHARACTERS = ';|&$`<>\'"\\*?(){}[]!#~';
+/**
+ * What a password may not hold (`shell: 'secret'`): the characters with which a value ends its
+ * word and runs or redirects something (`;` `|` `&` `$` backtick `(` `)` `<` `>` backslash and
+ * quotes). A newline or other control character is refused in every one-line text already. Globs,
+ * braces, `!`, `#` and `~` run nothing and are common in passwords: they stay allowed.
+ */
+export const SECRET_SHELL_CHARACTERS = ';|&$`<>\'"\\()';
+/** Why the shell characters are refused, in the error and the help. */
+export const SHELL_WHY = 'a shell acts on them, and these devices have run such values in a command line';
+/** A word that starts with a dash: a command line reads it as an option (`-o remount`, `--help`). */
+const OPTION_WORD = /(?:^|\s)-/u;
+
 /** The first character XML 1.0 cannot carry, or undefined when the text is fit for an XML document. */
 export function notXmlChar(text: string): string | undefined {
   return NOT_XML.exec(text)?.[0];
@@ -40,6 +59,10 @@ export interface TextRule {
   xml?: boolean;
   /** Characters the place forbids besides controls, e.g. `~` in a CGI preset name. */
   forbid?: string;
+  /** Why `forbid` is refused, for the error text. */
+  forbidWhy?: string;
+  /** No word may start with a dash: a command line would read it as an option. */
+  noOption?: boolean;
   /** A password or other secret: never echoed in an error text. */
   secret?: boolean;
 }
@@ -61,7 +84,14 @@ export function checkText(value: unknown, rule: TextRule): string {
   const notXml = rule.xml ? notXmlChar(text) : undefined;
   if (notXml !== undefined) throw inputError(`${rule.what} ${shown} holds ${codeOf(notXml)}, which XML 1.0 cannot carry`);
   const forbidden = rule.forbid === undefined ? undefined : [...rule.forbid].find((c) => text.includes(c));
-  if (forbidden !== undefined) throw inputError(`${rule.what} must not contain ${echo(forbidden)}`);
+  if (forbidden !== undefined) {
+    const why = rule.forbidWhy === undefined ? '' : `: ${rule.forbidWhy}`;
+    // A secret's own character is not named: the set is.
+    throw inputError(rule.secret ? `${rule.what} must hold none of ${rule.forbid ?? ''}${why}` : `${rule.what} must not contain ${echo(forbidden)}${why}`);
+  }
+  if (rule.noOption && OPTION_WORD.test(text)) {
+    throw inputError(`${rule.what} ${shown} must not start a word with a dash: the device's command line would read it as an option`);
+  }
   return text;
 }
 
@@ -107,7 +137,7 @@ export type Limits =
   | { type: 'int'; min: number; max: number }
   | { type: 'oneOf'; values: readonly string[] }
   | { type: 'idList'; min: number; max: number; maxCount: number }
-  | { type: 'text'; min: number; max: number; kind: 'line' | 'value' | 'multiline'; forbid?: string; secret?: boolean; pattern?: string; patternText?: string }
+  | { type: 'text'; min: number; max: number; kind: 'line' | 'value' | 'multiline'; forbid?: string; forbidWhy?: string; noOption?: boolean; secret?: boolean; pattern?: string; patternText?: string }
   | { type: 'dateTime' }
   | { type: 'bool' }
   | { type: 'buffer'; maxBytes: number }
@@ -170,6 +200,14 @@ export interface TextOptions {
   min?: number;
   kind?: 'line' | 'value' | 'multiline';
   forbid?: string;
+  /**
+   * The value may reach a shell on the device. `name` (names, users, paths): none of
+   * SHELL_CHARACTERS; `secret` (passwords): none of SECRET_SHELL_CHARACTERS. Both: no word
+   * starting with a dash.
+   */
+  shell?: 'name' | 'secret';
+  /** No word may start with a dash (without refusing the shell characters: a pattern does). */
+  noOption?: boolean;
   secret?: boolean;
   xml?: boolean;
   /** A regular expression the whole text must match (its source is data for the editor). */
@@ -181,14 +219,20 @@ export interface TextOptions {
 /** Text for its place (`checkText`): bounded, no control characters, optionally a pattern. */
 export function text(options: TextOptions): Param<string> {
   const limits: Limits = { type: 'text', min: options.min ?? 1, max: options.max, kind: options.kind ?? 'line' };
-  if (options.forbid !== undefined) limits.forbid = options.forbid;
+  const shellSet = options.shell === 'name' ? SHELL_CHARACTERS : options.shell === 'secret' ? SECRET_SHELL_CHARACTERS : '';
+  const forbid = [...new Set([...(options.forbid ?? ''), ...shellSet])].join('') || undefined;
+  const forbidWhy = options.shell !== undefined ? SHELL_WHY : undefined;
+  const noOption = options.shell !== undefined || options.noOption === true;
+  if (forbid !== undefined) limits.forbid = forbid;
+  if (forbidWhy !== undefined) limits.forbidWhy = forbidWhy;
+  if (noOption) limits.noOption = true;
   if (options.secret) limits.secret = true;
   if (options.pattern) limits.pattern = options.pattern.source;
   if (options.pattern && options.patternText !== undefined) limits.patternText = options.patternText;
   return {
     limits,
     parse(value, field) {
-      const checked = checkText(value, { what: field, max: options.max, min: options.min ?? 1, kind: options.kind ?? 'line', xml: options.xml, forbid: options.forbid, secret: options.secret });
+      const checked = checkText(value, { what: field, max: options.max, min: options.min ?? 1, kind: options.kind ?? 'line', xml: options.xml, forbid, forbidWhy, noOption, secret: options.secret });
       if (options.pattern && !options.pattern.test(checked)) {
         throw inputError(`${field} must be ${options.patternText ?? `like ${options.pattern.source}`}, got ${options.secret ? '(hidden)' : echo(checked)}`);
       }

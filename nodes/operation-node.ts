@@ -60,7 +60,7 @@ function toMessage(msg: NodeMessage, result: OpResult): void {
  * the operation (or `msg`); settings give parameter defaults, `msg.payload` fields override.
  */
 export interface OperationNodeOptions {
-  /** `always`: any message may choose another operation (a table that only reads). */
+  /** `always`: any message may choose another operation (a table of `read` operations only). */
   msgChooses: 'whenSettingIsMsg' | 'always';
   /** The operation of a node saved without one. */
   defaultOperation: string;
@@ -76,7 +76,7 @@ export function registerOperationNode(RED: NodeAPI, type: string, table: Readonl
     handleInput(RED, this, def.device, async (msg, client, signal): Promise<NodeStatus> => {
       const { operation: requested, ...given } = payloadObject(msg) ?? {};
       // ipcam-edgerecord: any message may choose (its operations only read); ipcam-request: only
-      // a node set to `msg`, and never a destructive operation (chooseOperation guards both).
+      // a node set to `msg`, and only a `read` operation (chooseOperation guards both).
       const chosen = options.msgChooses === 'always' && requested !== undefined && requested !== '' ? 'msg' : setting;
       const op = chooseOperation(table, chosen, requested);
       // Settings are defaults of the operation they were made for, not of one a message chose.

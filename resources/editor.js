@@ -43,9 +43,11 @@
             if (CONTROL[limits.kind || "line"].test(text)) { return limits.kind === "multiline" ? "no control characters" : "one line, no control characters"; }
             if (limits.forbid) {
                 for (var j = 0; j < limits.forbid.length; j++) {
-                    if (text.indexOf(limits.forbid[j]) >= 0) { return "no " + limits.forbid[j]; }
+                    // A secret's own character is not shown: the set is.
+                    if (text.indexOf(limits.forbid[j]) >= 0) { return (limits.secret ? "none of " + limits.forbid : "no " + limits.forbid[j]) + (limits.forbidWhy ? " (" + limits.forbidWhy + ")" : ""); }
                 }
             }
+            if (limits.noOption && /(^|\s)-/.test(text)) { return "no word starting with a dash (a command line reads it as an option)"; }
             if (limits.pattern && !new RegExp(limits.pattern).test(text)) { return limits.patternText || "not in the expected form"; }
             return true;
         default:
@@ -196,11 +198,33 @@
     }
 
     /**
+     * The classes of lib/ops (who may choose an operation), in the order the dialog groups them,
+     * with the words the dialog shows. The class of each operation comes from the rules.
+     */
+    var CLASS_WORDS = {
+        read: { group: "Read: changes nothing", says: "changes nothing, reveals no secret, makes the device connect nowhere" },
+        change: { group: "Change: settings and uploads", says: "changes settings or state of the device (parameters, uploads, lens, audio)" },
+        outbound: { group: "Outbound: the device connects out", says: "makes the device connect to a server the parameters name" },
+        files: { group: "Files: the device's files", says: "reads files of the device" },
+        destructive: { group: "Destructive: replaces or destroys", says: "replaces or destroys something on the device" }
+    };
+    var CLASS_ORDER = ["read", "change", "outbound", "files", "destructive"];
+
+    /** One line on the class of `op` for the dialog. */
+    function classText(op) {
+        var words = CLASS_WORDS[op.class];
+        if (!words) { return ""; }
+        return "Class " + op.class + ": " + words.says + "." + (op.class === "read"
+            ? " A message may choose it when Operation is msg."
+            : " It runs only because this setting names it: a message can never choose it.");
+    }
+
+    /**
      * The editor parts every node of an operation table shares (ipcam-request, ipcam-edgerecord):
      * the validators of `operation` and `params`, and the dialog that lists the operations and
      * builds the chosen one's parameter form. `options`: `msgOption` (text of the `msg` choice, or
-     * none), `groupByApi`, `defaultOperation`, and the ids of the `select`, `params`, `summary`
-     * and (optional) `destructive` elements.
+     * none), `groupByClass` (optgroups by class, in CLASS_ORDER), `defaultOperation`, and the ids
+     * of the `select`, `params`, `summary` and (optional) `destructive` and `classInfo` elements.
      */
     function operationEditor(table, options) {
         function rules(name) { return operationRules(table, name); }
@@ -220,13 +244,15 @@
                 select.empty();
                 if (options.msgOption) { $("<option></option>").val("msg").text(options.msgOption).appendTo(select); }
                 var groups = {};
+                if (options.groupByClass) {
+                    CLASS_ORDER.forEach(function (cls) {
+                        if (list.some(function (op) { return op.class === cls; })) {
+                            groups[cls] = $("<optgroup></optgroup>").attr("label", CLASS_WORDS[cls].group).appendTo(select);
+                        }
+                    });
+                }
                 list.forEach(function (op) {
-                    var parent = select;
-                    if (options.groupByApi) {
-                        var label = op.api.toUpperCase() + " (" + op.access + ")";
-                        if (!groups[label]) { groups[label] = $("<optgroup></optgroup>").attr("label", label).appendTo(select); }
-                        parent = groups[label];
-                    }
+                    var parent = (options.groupByClass && groups[op.class]) || select;
                     $("<option></option>").val(op.name).text(op.name + (op.destructive ? "  (destructive)" : "")).attr("title", op.summary).appendTo(parent);
                 });
                 select.val(node.operation || options.defaultOperation);
@@ -235,6 +261,7 @@
                     var op = rules(select.val());
                     $("#" + options.summary).text(op ? op.summary : (options.msgSummary || ""));
                     if (options.destructive) { $("#" + options.destructive).toggle(Boolean(op && op.destructive)); }
+                    if (options.classInfo) { $("#" + options.classInfo).text(op ? classText(op) : (options.msgClassText || "")); }
                     form = op ? operationForm($("#" + options.params), op, select.val() === node.operation ? node.params : {}) : undefined;
                     if (!op) { $("#" + options.params).empty(); }
                 }
@@ -260,6 +287,7 @@
         operationForm: operationForm,
         paramsValid: paramsValid,
         operationRules: operationRules,
+        classText: classText,
         setting: setting,
         validator: validator,
         showResult: showResult,

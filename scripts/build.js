@@ -34,7 +34,7 @@ console.log('build: node dialogs, help (locales/) and icons placed beside the co
 {
   const ops = require(path.join(out, 'lib', 'ops', 'index.js'));
   const describe = (table) =>
-    [...table.values()].map((op) => ({ name: op.name, api: op.api, access: op.access, destructive: op.destructive, summary: op.summary, params: op.params.limits }));
+    [...table.values()].map((op) => ({ name: op.name, api: op.api, access: op.access, class: op.class, destructive: op.destructive, summary: op.summary, params: op.params.limits }));
   const { settingsLimits } = require(path.join(out, 'lib', 'settings.js'));
   const settings = settingsLimits();
   const rules = { operations: { request: describe(ops.REQUEST_OPERATIONS), edgerecord: describe(ops.EDGE_RECORD_OPERATIONS) }, settings: settings.nodes, ptz: settings.ptz };
@@ -44,7 +44,7 @@ console.log('build: node dialogs, help (locales/) and icons placed beside the co
 }
 
 // The operation list of the request and edgerecord help, from the same table: names, access,
-// destructive flag, summary and every parameter with its limits.
+// class (who may choose it), summary and every parameter with its limits.
 {
   const ops = require(path.join(out, 'lib', 'ops', 'index.js'));
   const esc = (t) => String(t).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
@@ -53,7 +53,7 @@ console.log('build: node dialogs, help (locales/) and icons placed beside the co
       case 'int': return `whole number ${l.min} to ${l.max}`;
       case 'oneOf': return l.values.map((v) => `<code>${esc(v)}</code>`).join(' | ');
       case 'idList': return `ids ${l.min} to ${l.max}, e.g. <code>1,2</code>`;
-      case 'text': return `${l.secret ? 'secret ' : ''}text, ${l.min > 0 ? `${l.min} to ` : 'up to '}${l.max} characters${l.kind === 'multiline' ? ' (several lines)' : ''}${l.forbid ? `, without ${esc(l.forbid)}` : ''}`;
+      case 'text': return `${l.secret ? 'secret ' : ''}text, ${l.min > 0 ? `${l.min} to ` : 'up to '}${l.max} characters${l.kind === 'multiline' ? ' (several lines)' : ''}${l.patternText ? `: ${esc(l.patternText)}` : ''}${l.forbid ? `; without <code>${esc(l.forbid)}</code>${l.forbidWhy ? ` (${esc(l.forbidWhy)})` : ''}` : ''}${l.noOption ? '; no word starting with a dash (a command line reads it as an option)' : ''}`;
       case 'dateTime': return '<code>YYYY-MM-DD HH:MM:SS</code> (device time), a Date or ISO 8601';
       case 'bool': return '<code>true</code> | <code>false</code>';
       case 'buffer': return `Buffer, up to ${l.maxBytes} bytes`;
@@ -67,7 +67,7 @@ console.log('build: node dialogs, help (locales/) and icons placed beside the co
       .map((op) => {
         const fields = Object.entries(op.params.limits.fields || {});
         const params = fields.length === 0 ? '<dd>no parameters</dd>' : `<dd><ul>${fields.map(([name, l]) => `<li><code>${esc(name)}</code>${l.optional ? ' (optional' + (l.default !== undefined ? `, default <code>${esc(l.default)}</code>` : '') + ')' : ''}: ${describe(l)}</li>`).join('')}</ul></dd>`;
-        return `<dt>${esc(op.name)} <span class="property-type">${op.api.toUpperCase()}, ${op.access}${op.destructive ? ', destructive' : ''}</span></dt><dd>${esc(op.summary)}</dd>${params}`;
+        return `<dt>${esc(op.name)} <span class="property-type">${op.api.toUpperCase()}, ${op.access}, ${op.class}</span></dt><dd>${esc(op.summary)}</dd>${params}`;
       })
       .join('\n');
   for (const [file, table] of [['ipcam-request.html', ops.REQUEST_OPERATIONS], ['ipcam-edgerecord.html', ops.EDGE_RECORD_OPERATIONS]]) {

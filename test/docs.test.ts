@@ -1,6 +1,6 @@
 /**
  * The README's operation tables and docs/operations.md keep in step with the table in lib/ops:
- * every operation has its row, naming each of its parameters, and its section in the docs.
+ * every operation has its row, naming its class and each of its parameters, and its section in the docs.
  */
 import { strict as assert } from 'node:assert';
 import { readFileSync } from 'node:fs';
@@ -19,12 +19,13 @@ function rowOf(name: string): string | undefined {
 describe('README and docs/operations.md list every operation', function () {
   for (const [tableName, table] of [['ipcam-request', REQUEST_OPERATIONS], ['ipcam-edgerecord', EDGE_RECORD_OPERATIONS]] as const) {
     for (const op of table.values()) {
-      it(`${tableName} ${op.name}: a README row naming its parameters${op.destructive ? ' and (D)' : ''}, and a docs section`, function () {
+      it(`${tableName} ${op.name}: a README row naming its class, its parameters${op.destructive ? ' and (D)' : ''}, and a docs section`, function () {
         const row = rowOf(op.name);
         assert.ok(row, `no README row for ${op.name}`);
         const fields = op.params.limits.type === 'object' ? Object.keys(op.params.limits.fields) : [];
         for (const field of fields) assert.match(row, new RegExp(`\\b${field}\\b`), `${op.name}: ${field} is not in its README row`);
         assert.equal(/\(D\)/.test(row.split('|')[1] ?? ''), op.destructive, `${op.name}: (D) in the README must match the table`);
+        assert.match(row.split('|')[2] ?? '', new RegExp(`\\b${op.class}\\b`), `${op.name}: its README row must name its class ${op.class}`);
         assert.ok(DOCS.includes(`\`${op.name}\``) || DOCS.includes(`### ${op.name}`), `${op.name} has no section in docs/operations.md`);
       });
     }

@@ -6,7 +6,7 @@ import { strict as assert } from 'node:assert';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runInNewContext } from 'node:vm';
-import { EDGE_RECORD_OPERATIONS, REQUEST_OPERATIONS, type Operation } from '../lib/ops';
+import { EDGE_RECORD_OPERATIONS, OP_CLASSES, REQUEST_OPERATIONS, type Operation } from '../lib/ops';
 import { NODE_SETTINGS, settingsLimits } from '../lib/settings';
 import { EVENT_SERVER_SETTINGS } from '../lib/events/server';
 import { RELAY_SETTINGS } from '../lib/cgi/relay';
@@ -16,6 +16,7 @@ interface RulesEntry {
   name: string;
   api: string;
   access: string;
+  class: string;
   destructive: boolean;
   summary: string;
   params: unknown;
@@ -36,12 +37,27 @@ function generatedRules(): Rules {
 }
 
 function asRules(table: ReadonlyMap<string, Operation>): RulesEntry[] {
-  return [...table.values()].map((op) => ({ name: op.name, api: op.api, access: op.access, destructive: op.destructive, summary: op.summary, params: JSON.parse(JSON.stringify(op.params.limits)) as unknown }));
+  return [...table.values()].map((op) => ({ name: op.name, api: op.api, access: op.access, class: op.class, destructive: op.destructive, summary: op.summary, params: JSON.parse(JSON.stringify(op.params.limits)) as unknown }));
 }
 
 describe('editor rules generated from lib/ops', function () {
-  it('holds every request operation with its limits, access and destructive flag', function () {
+  it('holds every request operation with its limits, access, class and destructive flag', function () {
     assert.deepEqual(generatedRules().operations['request'], asRules(REQUEST_OPERATIONS));
+  });
+
+  it('every rules entry carries a class of OP_CLASSES that agrees with its destructive flag', function () {
+    const rules = generatedRules();
+    for (const entry of [...(rules.operations['request'] ?? []), ...(rules.operations['edgerecord'] ?? [])]) {
+      assert.ok((OP_CLASSES as readonly string[]).includes(entry.class), `${entry.name}: ${entry.class}`);
+      assert.equal(entry.destructive, entry.class === 'destructive', entry.name);
+    }
+  });
+
+  it('the generated help names the class of every operation, and why the shell characters are refused', function () {
+    const help = readFileSync(join(PROJECT_ROOT, 'dist', 'nodes', 'locales', 'en-US', 'ipcam-request.html'), 'utf8');
+    for (const op of REQUEST_OPERATIONS.values()) assert.match(help, new RegExp(`<dt>${op.name} <span class="property-type">[A-Z]+, [a-z]+, ${op.class}</span>`), op.name);
+    assert.match(help, /a shell acts on them/);
+    assert.match(help, /no word starting with a dash/);
   });
 
   it('holds every edgerecord operation with its limits', function () {

@@ -285,8 +285,20 @@ describe('editor (Chromium)', function () {
     await port.fill('70000');
     assert.match((await port.getAttribute('class')) ?? '', /input-error/);
     assert.equal(await page.locator('#ipcam-request-destructive').isVisible(), false);
+    // The class of the chosen operation, and the list grouped by class (read first).
+    const classInfo = page.locator('#ipcam-request-class');
+    assert.match((await classInfo.textContent()) ?? '', /^Class outbound: makes the device connect to a server.*a message can never choose it/);
+    const groups = await page.locator('#node-input-operation optgroup').evaluateAll((els) => els.map((el) => (el as unknown as { label: string }).label));
+    assert.deepEqual(groups.map((label) => label.split(':')[0]), ['Read', 'Change', 'Outbound', 'Files', 'Destructive']);
+    assert.equal(await page.locator('#node-input-operation optgroup[label^="Read"] option[value="updateParams"]').count(), 0);
+    assert.equal(await page.locator('#node-input-operation optgroup[label^="Change"] option[value="updateParams"]').count(), 1);
+    await page.selectOption('#node-input-operation', 'msg');
+    await page.locator('#ipcam-request-class', { hasText: 'Only read operations can come from a message' }).waitFor();
+    await page.selectOption('#node-input-operation', 'readClimate');
+    await page.locator('#ipcam-request-class', { hasText: /^Class read: .*A message may choose it/ }).waitFor();
     await page.selectOption('#node-input-operation', 'reboot');
     await page.locator('#ipcam-request-destructive').waitFor({ state: 'visible' });
+    assert.match((await classInfo.textContent()) ?? '', /^Class destructive/);
     assert.equal(await server.count(), 0);
     await page.locator('#node-dialog-cancel').click();
     await page.locator('#node-input-operation').waitFor({ state: 'detached' });
@@ -359,6 +371,11 @@ describe('editor (Chromium)', function () {
       assert.equal(String((c.saved ?? ((n) => n[c.field]))(node)), c.good);
     }
     assert.equal(deployed.find((n) => n['id'] === server)?.['maxConnections'], '128');
+  });
+
+  it('starts a new request node on getDeviceInfo, not on msg', async function () {
+    const operation = await page.evaluate(() => (globalThis as unknown as { RED: { nodes: { getType(t: string): { defaults: Record<string, { value: unknown }> } } } }).RED.nodes.getType('ipcam-request').defaults['operation']?.value);
+    assert.equal(operation, 'getDeviceInfo');
   });
 
   it('starts a new plate-sync in dry run, and shows the plate lists by their meaning', async function () {

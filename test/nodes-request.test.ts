@@ -1,7 +1,9 @@
 /**
  * ipcam-request: the setting names the operation (or `msg`), settings are parameter defaults,
- * msg.payload overrides them, a destructive operation runs only when the node's own setting
- * names it, and every failure reaches a Catch node with nothing sent where the input was bad.
+ * msg.payload overrides them, a message chooses only a `read` operation (every other class runs
+ * only when the node's own setting names it), a node saved without an operation runs
+ * getDeviceInfo, server tests refuse shell syntax, and every failure reaches a Catch node with
+ * nothing sent where the input was bad.
  */
 import { strict as assert } from 'node:assert';
 import { REQUEST_OPERATIONS } from '../lib/ops';
@@ -10,6 +12,7 @@ import deviceNode from '../nodes/ipcam-device';
 import requestNode from '../nodes/ipcam-request';
 import { SIM_PASSWORD, SIM_USER } from './helpers';
 import { DOWNLOAD_TYPES, HOSTILE_SVG } from './hostile-content';
+import { ITEM_5, ITEM_5_LOCAL, SERVER_TESTS, SHELL_VALUES } from './op-classes-cases';
 import { DEVICE, FlowWatch, actionFlow, assertNoSecret, deviceCredentials, deviceDef, helper, isRecord, type FlowNode } from './node-helper';
 
 const REQUEST = 'req1';
@@ -83,9 +86,9 @@ describe('ipcam-request node', function () {
   });
 
   it('operation msg: msg.payload.operation chooses, its fields are the parameters (no defaults of another operation)', async function () {
-    const w = await deploy({ operation: 'msg', params: { mode: 'zoom', step: 5 } });
-    await w.expectOutput(REQUEST, { payload: { operation: 'setDefog', on: true } });
-    assert.equal(theSim().state.equipment.defog, true);
+    const w = await deploy({ operation: 'msg', params: { channel: 'not a channel' } });
+    const out = await w.expectOutput(REQUEST, { payload: { operation: 'getPtzCaps', channel: 1 } });
+    assert.ok(isRecord(out.payload) && typeof out.payload['maxSpeed'] === 'number');
     const msg = await w.expectCaught(REQUEST, { payload: {} });
     assert.equal(errorOf(msg)['code'], 'EINPUT');
   });
@@ -137,5 +140,71 @@ describe('ipcam-request node', function () {
         assert.equal(theSim().state.requestCount, 0);
       });
     }
+  });
+  describe('operation classes: a message chooses only read operations', function () {
+    for (const [name, payload] of ITEM_5) {
+      it(`${name} from a node set to msg is EINPUT, says to set the operation in the node, nothing sent`, async function () {
+        const w = await deploy({ operation: 'msg' });
+        const msg = await w.expectCaught(REQUEST, { payload: { operation: name, ...payload } });
+        const error = errorOf(msg);
+        assert.equal(error['code'], 'EINPUT');
+        assert.match(String(error['message']), /a message chooses only read operations.*set the operation in the node/);
+        assert.equal(theSim().state.requestCount, 0);
+      });
+
+      it(`${name} from a node whose setting names it is sent`, async function () {
+        this.timeout(20000);
+        const w = await deploy({ operation: name });
+        const outcome = await w.send(REQUEST, { payload: ITEM_5_LOCAL[name] });
+        // readFile of a file the device lacks may be refused by the device: it was asked all the same.
+        if (outcome.kind === 'caught') assert.notEqual(errorOf(outcome.msg)['code'], 'EINPUT', String(errorOf(outcome.msg)['message']));
+        assert.ok(theSim().state.requestCount > 0, `${name} reached the device`);
+      });
+    }
+
+    it('every read operation may come from a message: it reaches the device', async function () {
+      this.timeout(30000);
+      const w = await deploy({ operation: 'msg' });
+      for (const op of REQUEST_OPERATIONS.values()) {
+        if (op.class !== 'read') continue;
+        theSim().resetRequests();
+        const out = await w.expectOutput(REQUEST, { payload: { operation: op.name } });
+        assert.ok(out.payload !== undefined, op.name);
+        if (op.api !== 'rtsp') assert.ok(theSim().state.requestCount > 0, `${op.name} reached the device`);
+      }
+    });
+
+    it('a node saved without an operation runs getDeviceInfo, and a message cannot choose another', async function () {
+      const w = await deploy({ operation: undefined });
+      const out = await w.expectOutput(REQUEST, {});
+      assert.ok(isRecord(out.payload) && typeof out.payload['model'] === 'string');
+      const before = theSim().state.requestCount;
+      const msg = await w.expectCaught(REQUEST, { payload: { operation: 'readClimate' } });
+      assert.equal(errorOf(msg)['code'], 'EINPUT');
+      assert.equal(theSim().state.requestCount, before);
+    });
+  });
+
+  describe('server tests refuse shell syntax and options', function () {
+    for (const test of SERVER_TESTS) {
+      it(`${test.name}: every shell value in ${test.fields.join(', ')} is EINPUT at the Catch node, nothing sent`, async function () {
+        this.timeout(30000);
+        const w = await deploy({ operation: test.name });
+        for (const field of test.fields) {
+          for (const value of SHELL_VALUES) {
+            const error = errorOf(await w.expectCaught(REQUEST, { payload: { ...test.base, [field]: value } }));
+            assert.equal(error['code'], 'EINPUT', `${field} ${JSON.stringify(value)}`);
+          }
+        }
+        assert.equal(theSim().state.requestCount, 0);
+      });
+    }
+
+    it('ordinary values pass: a share path, user.name, DOMAIN', async function () {
+      const w = await deploy({ operation: 'testNetworkStorage', params: { type: 'cifs', server: '//nas/share/cam1', user: 'user.name', workgroup: 'DOMAIN' } });
+      const out = await w.expectOutput(REQUEST, { payload: { password: 'Pa55!word#*~' } });
+      assert.ok(isRecord(out.payload) && out.payload['ok'] === true);
+      assert.ok(theSim().state.requests.some((r) => r.path === '/cgi-bin/admin/servetest' && r.rawQuery.includes('Workgroup=DOMAIN')));
+    });
   });
 });

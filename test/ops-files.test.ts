@@ -112,13 +112,14 @@ describe('operations: readFile, writeFile', function () {
       assert.equal(sim.state.requestCount, 0);
     });
 
-    it('writeFile set in the node runs; a msg naming another operation there is refused; readFile may come from msg', async function () {
+    it('writeFile set in the node runs; a msg naming another operation there is refused; readFile (class files) may not come from msg', async function () {
       assert.throws(() => chooseOperation(REQUEST_OPERATIONS, 'writeFile', 'readFile'), (err: unknown) => err instanceof IpcamError && err.code === 'EINPUT');
       const chosen = chooseOperation(REQUEST_OPERATIONS, 'writeFile', undefined);
       assert.equal(chosen.name, 'writeFile');
       await runOperation(client, chosen, { path: '/tmp/guard', data: 'ok' });
       assert.equal(sim.state.files.read('/tmp/guard'), 'ok');
-      assert.equal(chooseOperation(REQUEST_OPERATIONS, 'msg', 'readFile').name, 'readFile');
+      assert.throws(() => chooseOperation(REQUEST_OPERATIONS, 'msg', 'readFile'), (err: unknown) => err instanceof IpcamError && err.code === 'EINPUT' && /class files/.test(err.message));
+      assert.equal(chooseOperation(REQUEST_OPERATIONS, 'readFile', undefined).name, 'readFile');
     });
   });
 

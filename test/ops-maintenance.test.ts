@@ -311,9 +311,12 @@ describe('operations: maintenance', function () {
       });
     }
 
-    it('backup and uploadLanguage may be named by msg', function () {
-      assert.equal(chooseOperation(REQUEST_OPERATIONS, 'msg', 'backup'), op('backup'));
-      assert.equal(chooseOperation(REQUEST_OPERATIONS, 'msg', 'uploadLanguage'), op('uploadLanguage'));
+    it('backup (class files: its archive holds stored credentials) and uploadLanguage (class change) are refused from msg, chosen by the node; firmwareProgress (read) may come from msg', function () {
+      for (const name of ['backup', 'uploadLanguage']) {
+        assert.throws(() => chooseOperation(REQUEST_OPERATIONS, 'msg', name), (err: Error & { code?: string }) => err.code === 'EINPUT' && /only read operations/.test(err.message), name);
+        assert.equal(chooseOperation(REQUEST_OPERATIONS, name, undefined), op(name));
+      }
+      assert.equal(chooseOperation(REQUEST_OPERATIONS, 'msg', 'firmwareProgress'), op('firmwareProgress'));
     });
   });
 

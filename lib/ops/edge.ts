@@ -270,7 +270,7 @@ export const search = defineOp({
   name: 'search',
   api: 'cgi',
   access: 'admin',
-  destructive: false,
+  class: 'read',
   summary: 'Searches the edge records by time, trigger type and event name (one page, or every page with all)',
   params: searchParams,
   async run(ctx, p) {
@@ -305,7 +305,7 @@ export const eventNames = defineOp({
   name: 'eventNames',
   api: 'cgi',
   access: 'admin',
-  destructive: false,
+  class: 'read',
   summary: 'Lists the event-list names records can be searched by (typename)',
   params: shape({}),
   request: () => ({ path: EDGERECORD_PATH, query: { typename: EVENT_NAMES_TYPENAME }, maxBytes: MAX_TEXT_ANSWER_BYTES, what: 'event name list' }),
@@ -406,7 +406,7 @@ export const listStorage = defineOp({
   name: 'listStorage',
   api: 'cgi',
   access: 'admin',
-  destructive: false,
+  class: 'read',
   summary: 'Lists a folder of the network storage the records are kept on (dates, hours, records, files)',
   params: shape({ directory: optional(storagePath()), mac: optional(macParam) }),
   async run(ctx, p) {
@@ -426,7 +426,7 @@ export const download = defineOp({
   name: 'download',
   api: 'cgi',
   access: 'admin',
-  destructive: false,
+  class: 'read',
   summary: 'Downloads one record file of the network storage',
   params: shape({ path: storagePath(), mac: optional(macParam) }),
   async run(ctx, p) {

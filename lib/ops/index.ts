@@ -38,4 +38,5 @@ export const REQUEST_OPERATIONS = tableOf([
 export const EDGE_RECORD_OPERATIONS = tableOf(EDGE_OPERATIONS);
 
 export { chooseOperation, contextFor, runOperation, targetOf, type RunOptions } from './runner';
-export type { Operation, OpRequest, OpResult, OpContext, CgiAnswer } from './types';
+export { OP_CLASSES } from './types';
+export type { Operation, OpClass, OpRequest, OpResult, OpContext, CgiAnswer } from './types';

@@ -76,7 +76,7 @@ export const sendAudio = defineOp({
   name: 'sendAudio',
   api: 'cgi',
   access: 'admin',
-  destructive: false,
+  class: 'change',
   summary: "Plays audio on the device's speaker (a Buffer or a readable stream, in one of the listed encodings)",
   params: shape({ audio: audioInput(), contentType: withDefault(oneOf(AUDIO_CONTENT_TYPES), 'audio/basic') }),
   async run(ctx, p) {
@@ -109,7 +109,7 @@ export const describeRtsp = defineOp({
   name: 'describeRtsp',
   api: 'rtsp',
   access: 'view',
-  destructive: false,
+  class: 'read',
   summary: "Asks the device's RTSP server to describe a stream (SDP: its video and audio)",
   params: shape({ stream: optional(streamName), port: optional(rtspPort) }),
   async run(ctx, p) {

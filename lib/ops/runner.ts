@@ -9,7 +9,7 @@ import { IpcamError, inputError } from '../errors';
 import { echo } from '../echo';
 import type { DeviceClient, RequestOptions } from '../transport/client';
 import { xmlCall } from '../xml/call';
-import type { CgiAnswer, OpContext, OpRequest, OpResult, Operation } from './types';
+import type { CgiAnswer, OpClass, OpContext, OpRequest, OpResult, Operation } from './types';
 
 export interface RunOptions {
   signal?: AbortSignal;
@@ -73,9 +73,18 @@ export function runOperation(client: DeviceClient, operation: Operation, input: 
   return operation.invoke(contextFor(client, options), input);
 }
 
+/** What each class does, for the error that refuses it from a message. */
+const CLASS_WORDS: Record<Exclude<OpClass, 'read'>, string> = {
+  change: 'changes settings or state of the device',
+  outbound: 'makes the device connect to a server the parameters name',
+  files: 'reads files of the device',
+  destructive: 'destroys or replaces something on the device',
+};
+
 /**
  * Which operation a node runs. The node's own setting names it, or is `msg` and the message
- * names it; a destructive operation runs only from a node whose own setting names it.
+ * names it; a message chooses only a `read` operation: every other class runs only from a node
+ * whose own setting names it.
  */
 export function chooseOperation(table: ReadonlyMap<string, Operation>, setting: string, fromMsg: unknown): Operation {
   const fromSetting = setting !== 'msg';
@@ -86,8 +95,10 @@ export function chooseOperation(table: ReadonlyMap<string, Operation>, setting: 
   if (!fromSetting && (name === undefined || name === null || name === '')) throw inputError('This node takes its operation from msg.payload.operation, and none was given');
   const op = typeof name === 'string' ? table.get(name.trim()) : undefined;
   if (!op) throw inputError(`Unknown operation ${echo(name)}`);
-  if (!fromSetting && op.destructive) {
-    throw inputError(`${op.name} changes or destroys something on the device: it runs only from a node whose Operation setting names it, never from msg.payload.operation; nothing was sent`);
+  if (!fromSetting && op.class !== 'read') {
+    throw inputError(
+      `${op.name} ${CLASS_WORDS[op.class]} (class ${op.class}): a message chooses only read operations; it runs only from a node whose Operation setting names it, so set the operation in the node; nothing was sent`,
+    );
   }
   return op;
 }

@@ -3,8 +3,9 @@
  * `ftp` are procedures: write the test's input files (filewrite), start the test, read its log
  * (fileread) until it ends. Field notes: servetest had command-injection bugs on these devices, so
  * beside the percent-encoding of every value, each value is held to what its place needs (host
- * names are host names) and the password parameters are secrets: they reach no message, log,
- * error or result.
+ * names are host names; no name, user or path holds a shell character or starts a word with a
+ * dash; no password holds a character that ends a word and runs something) and the password
+ * parameters are secrets: they reach no message, log, error or result.
  */
 import { deviceWords, withholdLines } from '../echo';
 import { IpcamError } from '../errors';
@@ -19,8 +20,6 @@ export const PORT_RANGE = { min: 1, max: 65535 } as const;
 export const STORAGE_TYPES = ['cifs', 'nfs'] as const;
 export const ON_OFF = ['on', 'off'] as const;
 
-/** Characters a shell gives a meaning to: no name, address or user name here needs one. */
-export const SHELL_CHARACTERS = ';|&$`<>\'"\\*?(){}[]!#~';
 export const HOST_MAX = 253;
 export const NAME_MAX = 64;
 export const PASSWORD_MAX = 128;
@@ -29,20 +28,23 @@ export const SUBJECT_MAX = 200;
 /** The mail text goes into a file by filewrite, in the URL: the encoded request bounds it further. */
 export const MESSAGE_MAX = 2000;
 
-/** A host name, IPv4 or IPv6 address. */
-export const SERVER_HOST = text({ max: HOST_MAX, pattern: /^[A-Za-z0-9.:_-]+$/, patternText: 'a host name or IP address like 192.168.1.10 or mail.example.com' });
-/** A network share: a host and a directory (`192.168.1.10/share`, `//nas/cam`, `\\nas\cam`). */
-export const STORAGE_SERVER = text({ max: HOST_MAX, pattern: /^[A-Za-z0-9.:_\-/\\ ]+$/, patternText: 'a host and share like 192.168.1.10/share or //nas/cameras' });
-export const USER_NAME = text({ max: NAME_MAX, forbid: SHELL_CHARACTERS });
-export const WORKGROUP = text({ max: NAME_MAX, pattern: /^[A-Za-z0-9._ -]+$/, patternText: 'letters, digits, spaces, dots, dashes and underscores' });
-/** Any printable text: a password is sent percent-encoded and shown nowhere. */
-export const PASSWORD = text({ max: PASSWORD_MAX, secret: true });
+// Every name, user and path below refuses the shell's characters and a word starting with a dash
+// (lib/params `shell`); a password refuses the characters that end a word and run something.
+
+/** A host name, IPv4 or IPv6 address (its pattern holds no shell character: only a leading dash is left to refuse). */
+export const SERVER_HOST = text({ max: HOST_MAX, noOption: true, pattern: /^[A-Za-z0-9.:_-]+$/, patternText: 'a host name or IP address like 192.168.1.10 or mail.example.com' });
+/** A network share: a host and a directory (`192.168.1.10/share`, `//nas/cam`; no backslash: a shell acts on it). */
+export const STORAGE_SERVER = text({ max: HOST_MAX, shell: 'name', pattern: /^[A-Za-z0-9.:_\-/ ]+$/, patternText: 'a host and share like 192.168.1.10/share or //nas/cameras' });
+export const USER_NAME = text({ max: NAME_MAX, shell: 'name' });
+export const WORKGROUP = text({ max: NAME_MAX, shell: 'name', pattern: /^[A-Za-z0-9._ -]+$/, patternText: 'letters, digits, spaces, dots, dashes and underscores' });
+/** Printable text without the shell's command characters: a password is sent percent-encoded and shown nowhere. */
+export const PASSWORD = text({ max: PASSWORD_MAX, secret: true, shell: 'secret' });
 export const PORT = int(PORT_RANGE);
-export const EMAIL = text({ max: EMAIL_MAX, pattern: /^[^\s@;|&$`<>'"\\(){}[\]]+@[A-Za-z0-9.:_-]+$/, patternText: 'a mail address like camera@example.com' });
+export const EMAIL = text({ max: EMAIL_MAX, shell: 'name', pattern: /^[^\s@;|&$`<>'"\\(){}[\]]+@[A-Za-z0-9.:_-]+$/, patternText: 'a mail address like camera@example.com' });
 export const SUBJECT = text({ max: SUBJECT_MAX });
 export const MESSAGE = text({ max: MESSAGE_MAX, kind: 'multiline' });
 /** The name the FTP test gives its file on the server: a plain name or a relative path. */
-export const TARGET_NAME = text({ max: HOST_MAX, pattern: /^(?!.*(?:^|\/)\.\.(?:\/|$))[A-Za-z0-9._\-/ ]+$/, patternText: 'a file name like ftptest.txt (letters, digits, . _ - / and spaces, no .. segments)' });
+export const TARGET_NAME = text({ max: HOST_MAX, shell: 'name', pattern: /^(?!.*(?:^|\/)\.\.(?:\/|$))[A-Za-z0-9._\-/ ]+$/, patternText: 'a file name like ftptest.txt (letters, digits, . _ - / and spaces, no .. segments)' });
 /** Seconds a test log is read for before the test is given up (and stopped). */
 export const TEST_TIMEOUT = { min: 2, max: 300 } as const;
 export const DEFAULT_TEST_TIMEOUT = 60;
@@ -139,7 +141,7 @@ export const testHttpServer = defineOp({
   name: 'testHttpServer',
   api: 'cgi',
   access: 'admin',
-  destructive: false,
+  class: 'outbound',
   summary: 'Has the device connect to an HTTP (event) server, through a proxy if given, and tells the HTTP code it got',
   params: httpParams,
   request(p) {
@@ -190,7 +192,7 @@ export const testNetworkStorage = defineOp({
   name: 'testNetworkStorage',
   api: 'cgi',
   access: 'admin',
-  destructive: false,
+  class: 'outbound',
   summary: 'Has the device mount a network share (CIFS or NFS) and tells whether it worked',
   params: storageParams,
   request: (p) =>
@@ -285,7 +287,7 @@ export const testSmtp = defineOp({
   name: 'testSmtp',
   api: 'cgi',
   access: 'admin',
-  destructive: false,
+  class: 'outbound',
   summary: 'Has the device send a test mail (writes /tmp/subject.txt and /tmp/message.txt, starts the test, reads /testsmtp.log until it ends)',
   params: smtpParams,
   async run(ctx, p) {
@@ -314,7 +316,7 @@ export const cancelSmtpTest = defineOp({
   name: 'cancelSmtpTest',
   api: 'cgi',
   access: 'admin',
-  destructive: false,
+  class: 'change',
   summary: 'Stops a running SMTP test',
   params: shape({}),
   request: cancelSmtpRequest,
@@ -334,7 +336,7 @@ export const testFtp = defineOp({
   name: 'testFtp',
   api: 'cgi',
   access: 'admin',
-  destructive: false,
+  class: 'outbound',
   summary: 'Has the device upload a test file by FTP (writes /var/ftptest, starts the test, reads /testftp.log until it ends)',
   params: ftpParams,
   async run(ctx, p) {
@@ -360,7 +362,7 @@ export const cancelFtpTest = defineOp({
   name: 'cancelFtpTest',
   api: 'cgi',
   access: 'admin',
-  destructive: false,
+  class: 'change',
   summary: 'Stops a running FTP test',
   params: shape({}),
   request: cancelFtpRequest,

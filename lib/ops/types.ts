@@ -1,7 +1,7 @@
 /**
  * An operation of the table: what a flow names (`operation`), the interface and access level it
  * needs, its parameters (lib/params, limits as data), how its request is built (through the CGI or
- * XML codec only), how its answer is read, and whether it destroys or replaces something.
+ * XML codec only), how its answer is read, and its class: who may choose it.
  */
 import type { FormData } from 'undici';
 import type { CgiParams } from '../cgi/codec';
@@ -11,6 +11,16 @@ import type { XmlElement } from '../xml/codec';
 
 export type OpInterface = 'xml' | 'cgi' | 'rtsp';
 export type AccessLevel = 'view' | 'operator' | 'admin';
+
+/**
+ * Who may choose an operation. `read`: changes nothing, reveals no secret, makes the device
+ * connect nowhere; the only class a message may choose (`msg.payload.operation`). Every other
+ * class runs only from a node whose own `operation` setting names it: `change` (settings,
+ * parameters, uploads that destroy nothing), `outbound` (the device connects to a server the
+ * parameters name), `files` (reads the device's files), `destructive` (destroys or replaces).
+ */
+export const OP_CLASSES = ['read', 'change', 'outbound', 'files', 'destructive'] as const;
+export type OpClass = (typeof OP_CLASSES)[number];
 
 /** One HTTP request of an operation. CGI: `path` + `query` (encoded by the CGI codec); XML: `path` + `xml` document. */
 export interface OpRequest {
@@ -77,8 +87,8 @@ interface OpBase<P> {
   name: string;
   api: OpInterface;
   access: AccessLevel;
-  /** Destroys or replaces something on the device: runs only from a node whose own setting names it. */
-  destructive: boolean;
+  /** Who may choose it (OP_CLASSES): only `read` from a message. */
+  class: OpClass;
   /** One line for the editor and README. */
   summary: string;
   params: Param<P>;
@@ -109,6 +119,8 @@ export interface Operation {
   readonly name: string;
   readonly api: OpInterface;
   readonly access: AccessLevel;
+  readonly class: OpClass;
+  /** `class` is `destructive` (the (D) of the tables): kept beside the class for the tables and the editor. */
   readonly destructive: boolean;
   readonly summary: string;
   readonly params: Param<unknown>;
@@ -121,7 +133,7 @@ export interface Operation {
 /** Erases an entry's types once its request and parser have been checked against each other. */
 export function defineOp<P, R>(op: OperationOf<P, R>): Operation {
   const validate = (input: unknown): P => op.params.parse(input, 'payload');
-  const base = { name: op.name, api: op.api, access: op.access, destructive: op.destructive, summary: op.summary, params: op.params as Param<unknown> };
+  const base = { name: op.name, api: op.api, access: op.access, class: op.class, destructive: op.class === 'destructive', summary: op.summary, params: op.params as Param<unknown> };
   if ('run' in op) return { ...base, invoke: async (ctx, input) => op.run(ctx, validate(input)) };
   if (op.api === 'xml') {
     const xmlOp = op as XmlOperation<P, R>;
