@@ -6,7 +6,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { buildCgiPath, cgiFailure } from '../cgi/codec';
 import { IpcamError, inputError } from '../errors';
-import { echo } from '../echo';
+import { echo, holdsSecret } from '../echo';
+import { secretValues } from '../params';
 import type { DeviceClient, RequestOptions } from '../transport/client';
 import { xmlCall } from '../xml/call';
 import type { CgiAnswer, OpContext, OpRequest, OpResult, Operation } from './types';
@@ -15,6 +16,11 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** Progress of long operations (upload, firmware), 0-100. */
   onProgress?: (percent: number, stage: string) => void;
+  /**
+   * Secrets this call carries (its password parameters): a device's words holding any part of
+   * one are withheld, like those holding the device's own credentials. `runOperation` fills it.
+   */
+  secrets?: readonly string[];
 }
 
 /** The request target of a CGI or XML request: path and encoded query. */
@@ -30,6 +36,7 @@ function isText(contentType: string): boolean {
 
 export function contextFor(client: DeviceClient, options: RunOptions = {}): OpContext {
   const signal = options.signal;
+  const carried = options.secrets ?? [];
   return {
     client,
     ...(signal && { signal }),
@@ -48,14 +55,20 @@ export function contextFor(client: DeviceClient, options: RunOptions = {}): OpCo
       if (request.onUpload) opts.onUpload = request.onUpload;
       const res = await client.request(opts);
       if (res.status === 200 && !request.content && isText(res.contentType)) {
-        const failure = cgiFailure(res.body, { what: request.what ?? `request ${request.path}`, names: request.names ?? [], secrets: [...client.secrets, ...(request.secrets ?? [])] });
+        const failure = cgiFailure(res.body, { what: request.what ?? `request ${request.path}`, names: request.names ?? [], secrets: [...client.secrets, ...carried, ...(request.secrets ?? [])] });
         if (failure) throw failure;
       }
       const answer: CgiAnswer = { status: res.status, contentType: res.contentType, headers: res.headers, body: res.body, text: res.body.toString('utf8') };
       return answer;
     },
     xml(request) {
-      return xmlCall(client, { path: targetOf(request), method: request.method ?? 'POST', ...(request.xml !== undefined && { body: request.xml }), ...(signal && { signal }) });
+      return xmlCall(client, {
+        path: targetOf(request),
+        method: request.method ?? 'POST',
+        ...(request.xml !== undefined && { body: request.xml }),
+        ...(signal && { signal }),
+        secrets: [...carried, ...(request.secrets ?? [])],
+      });
     },
     progress(percent, stage) {
       options.onProgress?.(Math.max(0, Math.min(100, Math.round(percent))), stage);
@@ -68,9 +81,31 @@ export function contextFor(client: DeviceClient, options: RunOptions = {}): OpCo
   };
 }
 
-/** Runs `operation` with `input` (its parameters) on `client`. */
-export function runOperation(client: DeviceClient, operation: Operation, input: unknown, options: RunOptions = {}): Promise<OpResult> {
-  return operation.invoke(contextFor(client, options), input);
+/**
+ * Runs `operation` with `input` (its parameters) on `client`. The secret parameters of the call
+ * (the vocabulary's `secret` fields) join the device's credentials as what no error text may
+ * hold: device words an operation put in an error (`deviceDesc`) that hold any part of one are
+ * taken out again here, whichever path put them there.
+ */
+export async function runOperation(client: DeviceClient, operation: Operation, input: unknown, options: RunOptions = {}): Promise<OpResult> {
+  const secrets = [...(options.secrets ?? []), ...secretValues(operation.params, input)];
+  try {
+    return await operation.invoke(contextFor(client, { ...options, secrets }), input);
+  } catch (err) {
+    throw withheld(err, [...client.secrets, ...secrets]);
+  }
+}
+
+/** What stands in an error text for device words that held a secret. */
+export const WITHHELD_WORDS = "(the device's words were withheld: they held a secret)";
+
+/** `err` without device words that hold any part of `secrets`: its own words stay, the device's are left out. */
+function withheld(err: unknown, secrets: readonly string[]): unknown {
+  if (!(err instanceof IpcamError) || err.deviceDesc === undefined || !holdsSecret(err.deviceDesc, secrets)) return err;
+  return new IpcamError(err.code, err.message.split(err.deviceDesc).join(WITHHELD_WORDS), {
+    ...(err.status !== undefined && { status: err.status }),
+    ...(err.deviceCode !== undefined && { deviceCode: err.deviceCode }),
+  });
 }
 
 /**
