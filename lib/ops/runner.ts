@@ -6,7 +6,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { buildCgiPath, cgiFailure } from '../cgi/codec';
 import { IpcamError, inputError } from '../errors';
-import { echo, holdsSecret } from '../echo';
+import { echo } from '../echo';
 import { secretValues } from '../params';
 import type { DeviceClient, RequestOptions } from '../transport/client';
 import { xmlCall } from '../xml/call';
@@ -54,11 +54,12 @@ export function contextFor(client: DeviceClient, options: RunOptions = {}): OpCo
       }
       if (request.onUpload) opts.onUpload = request.onUpload;
       const res = await client.request(opts);
+      const secrets = [...client.secrets, ...carried, ...(request.secrets ?? [])];
       if (res.status === 200 && !request.content && isText(res.contentType)) {
-        const failure = cgiFailure(res.body, { what: request.what ?? `request ${request.path}`, names: request.names ?? [], secrets: [...client.secrets, ...carried, ...(request.secrets ?? [])] });
+        const failure = cgiFailure(res.body, { what: request.what ?? `request ${request.path}`, names: request.names ?? [], secrets });
         if (failure) throw failure;
       }
-      const answer: CgiAnswer = { status: res.status, contentType: res.contentType, headers: res.headers, body: res.body, text: res.body.toString('utf8') };
+      const answer: CgiAnswer = { status: res.status, contentType: res.contentType, headers: res.headers, body: res.body, text: res.body.toString('utf8'), secrets };
       return answer;
     },
     xml(request) {
@@ -83,29 +84,11 @@ export function contextFor(client: DeviceClient, options: RunOptions = {}): OpCo
 
 /**
  * Runs `operation` with `input` (its parameters) on `client`. The secret parameters of the call
- * (the vocabulary's `secret` fields) join the device's credentials as what no error text may
- * hold: device words an operation put in an error (`deviceDesc`) that hold any part of one are
- * taken out again here, whichever path put them there.
+ * (the vocabulary's `secret` fields) join the device's credentials as what no device words in an
+ * error may hold.
  */
-export async function runOperation(client: DeviceClient, operation: Operation, input: unknown, options: RunOptions = {}): Promise<OpResult> {
-  const secrets = [...(options.secrets ?? []), ...secretValues(operation.params, input)];
-  try {
-    return await operation.invoke(contextFor(client, { ...options, secrets }), input);
-  } catch (err) {
-    throw withheld(err, [...client.secrets, ...secrets]);
-  }
-}
-
-/** What stands in an error text for device words that held a secret. */
-export const WITHHELD_WORDS = "(the device's words were withheld: they held a secret)";
-
-/** `err` without device words that hold any part of `secrets`: its own words stay, the device's are left out. */
-function withheld(err: unknown, secrets: readonly string[]): unknown {
-  if (!(err instanceof IpcamError) || err.deviceDesc === undefined || !holdsSecret(err.deviceDesc, secrets)) return err;
-  return new IpcamError(err.code, err.message.split(err.deviceDesc).join(WITHHELD_WORDS), {
-    ...(err.status !== undefined && { status: err.status }),
-    ...(err.deviceCode !== undefined && { deviceCode: err.deviceCode }),
-  });
+export function runOperation(client: DeviceClient, operation: Operation, input: unknown, options: RunOptions = {}): Promise<OpResult> {
+  return operation.invoke(contextFor(client, { ...options, secrets: [...(options.secrets ?? []), ...secretValues(operation.params, input)] }), input);
 }
 
 /**
