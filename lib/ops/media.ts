@@ -128,7 +128,7 @@ export const describeRtsp = defineOp({
   api: 'rtsp',
   access: 'view',
   destructive: false,
-  summary: "Asks the device's own RTSP server (its host, the port its parameters name) to describe a stream (SDP: its video and audio)",
+  summary: "Asks the device's own RTSP server (its host, the port its parameters name; Digest only when the device node is https) to describe a stream (SDP: its video and audio)",
   params: describeParams,
   async run(ctx, p) {
     const answer = await ctx.cgi({ path: '/cgi-bin/view/param', query: { action: 'list', group: RTSP_PARAM_GROUP }, what: 'RTSP parameter list' });
