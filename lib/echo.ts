@@ -44,15 +44,63 @@ export function oneLine(text: string, max: number): string {
 }
 
 /**
+ * The shortest piece of a secret that counts as a copy of it: a device that echoes 40 of a
+ * password's 56 characters, or any 6 of them, gives that much of it away. A secret shorter than
+ * this counts only whole.
+ */
+export const SECRET_PIECE = 6;
+
+/** What a text is checked against: the short secrets whole, every `SECRET_PIECE` window of the others. */
+export interface SecretMatcher {
+  readonly whole: readonly string[];
+  readonly pieces: ReadonlySet<string>;
+}
+
+/** Compiles `secrets` (any case) once for several texts; blank ones are ignored. */
+export function secretMatcher(secrets: readonly string[]): SecretMatcher {
+  const whole: string[] = [];
+  const pieces = new Set<string>();
+  for (const secret of secrets) {
+    const lower = secret.toLowerCase();
+    if (lower === '') continue;
+    if (lower.length < SECRET_PIECE) whole.push(lower);
+    // Every longer piece holds one of these windows: looking them up keeps the work linear in the text.
+    else for (let i = 0; i + SECRET_PIECE <= lower.length; i++) pieces.add(lower.slice(i, i + SECRET_PIECE));
+  }
+  return { whole, pieces };
+}
+
+/**
+ * Whether `text` holds any part of a secret (in any case): a piece of `SECRET_PIECE` or more
+ * characters of one, or the whole of a shorter one. The one rule for a device's words.
+ */
+export function holdsSecret(text: string, secrets: readonly string[] | SecretMatcher): boolean {
+  const matcher = isMatcher(secrets) ? secrets : secretMatcher(secrets);
+  if (matcher.whole.length === 0 && matcher.pieces.size === 0) return false;
+  const lower = text.toLowerCase();
+  if (matcher.whole.some((secret) => lower.includes(secret))) return true;
+  if (matcher.pieces.size === 0) return false;
+  for (let i = 0; i + SECRET_PIECE <= lower.length; i++) if (matcher.pieces.has(lower.slice(i, i + SECRET_PIECE))) return true;
+  return false;
+}
+
+function isMatcher(value: readonly string[] | SecretMatcher): value is SecretMatcher {
+  return !Array.isArray(value);
+}
+
+/**
  * A device's own words (an error description, an error line) as they may be shown: one line, at
- * most `DEVICE_WORDS_MAX` characters, or undefined when they hold one of `secrets` (in any case)
- * or nothing. Callers omit them then; the text around them is built from known parts.
+ * most `DEVICE_WORDS_MAX` characters, or undefined when they hold any part of one of `secrets`
+ * (`holdsSecret`: checked on the whole text before it is shortened, and on the line shown) or
+ * nothing. Callers omit them then; the text around them is built from known parts.
  */
 export function deviceWords(text: string | undefined, secrets: readonly string[]): string | undefined {
   if (text === undefined) return undefined;
-  const lower = text.toLowerCase();
-  if (secrets.some((secret) => secret !== '' && lower.includes(secret.toLowerCase()))) return undefined;
+  const matcher = secretMatcher(secrets);
+  if (holdsSecret(text, matcher)) return undefined;
   const line = oneLine(text, DEVICE_WORDS_MAX);
+  // Flattening joins what a line break kept apart: the line shown is checked too.
+  if (holdsSecret(line, matcher)) return undefined;
   return line === '' ? undefined : line;
 }
 
@@ -61,17 +109,14 @@ export const WITHHELD_LINE = '(line withheld: it held a password)';
 
 /**
  * A device's text of several lines (a test log) as it may be given to a flow: each line holding
- * one of `secrets` (in any case, the rule of `deviceWords`) is replaced by `WITHHELD_LINE`.
+ * any part of one of `secrets` (the rule of `holdsSecret`) is replaced by `WITHHELD_LINE`.
  */
 export function withholdLines(text: string, secrets: readonly string[]): string {
-  const wanted = secrets.filter((secret) => secret !== '').map((secret) => secret.toLowerCase());
-  if (wanted.length === 0) return text;
+  const matcher = secretMatcher(secrets);
+  if (matcher.whole.length === 0 && matcher.pieces.size === 0) return text;
   return text
     .split('\n')
-    .map((line) => {
-      const lower = line.toLowerCase();
-      return wanted.some((secret) => lower.includes(secret)) ? WITHHELD_LINE + (line.endsWith('\r') ? '\r' : '') : line;
-    })
+    .map((line) => (holdsSecret(line, matcher) ? WITHHELD_LINE + (line.endsWith('\r') ? '\r' : '') : line))
     .join('\n');
 }
 

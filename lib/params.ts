@@ -384,3 +384,44 @@ export function shape<S extends Shape>(fields: S, options: { ignore?: readonly s
     },
   };
 }
+
+// ---------------------------------------------------------------------------------------------
+// Secrets: which parameters are passwords, written once (the `secret` of `text`).
+
+/** Whether a field holds a secret (a password parameter): text made with `secret: true`. */
+export function isSecretField(limits: FieldLimits): boolean {
+  return limits.type === 'text' && limits.secret === true;
+}
+
+/** The names of the secret fields of an object parameter (none for any other kind). */
+export function secretFieldNames(param: Param<unknown>): string[] {
+  const limits = param.limits;
+  if (limits.type !== 'object') return [];
+  return Object.entries(limits.fields)
+    .filter(([, field]) => isSecretField(field))
+    .map(([name]) => name);
+}
+
+/**
+ * The secret values `input` gives for the secret fields of `param`, as text (a number given for
+ * a password is sent as its digits): what a device's words must not show back.
+ */
+export function secretValues(param: Param<unknown>, input: unknown): string[] {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) return [];
+  const given = input as Record<string, unknown>;
+  return secretFieldNames(param)
+    .map((name) => given[name])
+    .map((value) => (typeof value === 'string' ? value : typeof value === 'number' && Number.isFinite(value) ? String(value) : ''))
+    .filter((value) => value !== '');
+}
+
+/**
+ * `payload` without the fields `names` lists (in any case): the copy a failed message carries to
+ * a Catch node. Anything that is not a plain object is given back as it is.
+ */
+export function withoutFields(payload: unknown, names: ReadonlySet<string>): unknown {
+  if (typeof payload !== 'object' || payload === null || Array.isArray(payload) || Buffer.isBuffer(payload)) return payload;
+  const entries = Object.entries(payload);
+  if (!entries.some(([key]) => names.has(key.toLowerCase()))) return payload;
+  return Object.fromEntries(entries.filter(([key]) => !names.has(key.toLowerCase())));
+}

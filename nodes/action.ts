@@ -1,5 +1,6 @@
 import { oneLine } from '../lib/echo';
 import { IpcamError } from '../lib/errors';
+import { withoutSecretParams } from '../lib/ops';
 import type { DeviceClient } from '../lib/transport/client';
 import type { DeviceConfigNode } from './device-config';
 import { deviceNamed } from './device-lookup';
@@ -85,11 +86,16 @@ function targetOf(RED: NodeAPI, node: Node, deviceId: string | undefined, msg: N
   return { device, borrowed: device.id !== deviceId };
 }
 
-/** A failed input: `msg.error`, a red status and `done(err)` so that a Catch node gets it. */
+/**
+ * A failed input: `msg.error`, a red status and `done(err)` so that a Catch node gets it. The
+ * message goes on without the secret parameters its payload carried (a new password, a test
+ * server's password): a Catch node often logs or forwards what it gets.
+ */
 export function reportFailure(node: Node, msg: NodeMessage, err: unknown, done: DoneFn): void {
   // Not ours (a bug, a library's own error): its class is told, not its message, which is foreign text.
   const error = err instanceof IpcamError ? err : new IpcamError('EPARSE', `Unexpected failure (${oneLine(err instanceof Error ? err.name : typeof err, 40)})`);
   msg['error'] = error.toJSON();
+  msg.payload = withoutSecretParams(msg.payload);
   node.status({ fill: 'red', shape: 'ring', text: shortReason(error) });
   done(error);
 }

@@ -1,5 +1,5 @@
 import { chooseOperation, runOperation, type Operation, type OpResult } from '../lib/ops';
-import { isBlank } from '../lib/params';
+import { isBlank, isSecretField } from '../lib/params';
 import { handleInput, payloadObject } from './action';
 import type { Node, NodeAPI, NodeDef, NodeMessage, NodeStatus } from './red';
 
@@ -35,7 +35,7 @@ function defaultsFor(op: Operation, stored: Record<string, unknown>): Record<str
   return Object.fromEntries(
     Object.entries(stored).filter(([name, value]) => {
       const field = fields[name];
-      return field !== undefined && !(field.type === 'text' && field.secret === true) && !isBlank(value);
+      return field !== undefined && !isSecretField(field) && !isBlank(value);
     }),
   );
 }

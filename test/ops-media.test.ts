@@ -3,17 +3,19 @@
  * bounded readable stream), describeRtsp against the simulator's RTSP port with Basic and Digest
  * answered by the HTTP code, its defaults from the device parameters, a device that never
  * answers or answers too much (timeout or bound, the socket freed), and bad input as EINPUT with
- * nothing sent.
+ * nothing sent. RTSP credentials go only to the device's own host and the RTSP port it names (a
+ * port in the message is EINPUT), Digest only for an https device node.
  */
 import { strict as assert } from 'node:assert';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import { REQUEST_OPERATIONS, chooseOperation, runOperation } from '../lib/ops';
-import { AUDIO_MAX_BYTES, RTSP_STREAM_PARAM } from '../lib/ops/media';
+import { AUDIO_MAX_BYTES, RTSP_PORT_PARAM, RTSP_STREAM_PARAM } from '../lib/ops/media';
 import { parseSdp } from '../lib/sdp';
 import { startSimulator, type Simulator, type SimulatorAuth } from '../lib/simulator';
 import { DeviceClient } from '../lib/transport/client';
-import { expectRejection, SIM_PASSWORD, SIM_USER, waitFor } from './helpers';
+import { rtspAuthMode } from '../lib/transport/rtsp';
+import { expectRejection, fixture, SIM_PASSWORD, SIM_USER, waitFor } from './helpers';
 import { requestOp as op } from './ops-helper';
 
 const EXPECTED_MEDIA = [
@@ -39,7 +41,13 @@ describe('operations: audio and RTSP', function () {
     sim.resetRequests();
     sim.state.media.rtspRequests.length = 0;
     sim.state.media.rtspSilent = false;
+    sim.state.params.set(RTSP_PORT_PARAM, String(sim.rtspPort));
   });
+
+  /** The device names `port` as its RTSP port (the only way a test reaches another RTSP server). */
+  function deviceRtspPort(port: number): void {
+    sim.state.params.set(RTSP_PORT_PARAM, String(port));
+  }
 
   describe('sendAudio', function () {
     it('POSTs the bytes to /audio_in with their content type (audio/basic by default)', async function () {
@@ -129,10 +137,11 @@ describe('operations: audio and RTSP', function () {
       assert.match(seen[1]?.authorization ?? '', /^Digest username="admin", realm="ipcam-simulator", nonce="[^"]+", uri="rtsp:\/\/127\.0\.0\.1:\d+\/live\.sdp", algorithm=SHA-256, response="[0-9a-f]{64}"/);
     });
 
-    it('with stream and port given, asks the device nothing over HTTP', async function () {
-      const { payload } = await runOperation(client, op('describeRtsp'), { stream: 'live.sdp', port: String(sim.rtspPort) });
+    it('with stream given, the port is still the one the device names', async function () {
+      const { payload } = await runOperation(client, op('describeRtsp'), { stream: 'live.sdp' });
       assert.deepEqual((payload as { media: unknown }).media, EXPECTED_MEDIA);
-      assert.equal(sim.state.requestCount, 0);
+      assert.equal(sim.state.requests.find((r) => r.auth !== 'rejected')?.rawQuery, 'action=list&group=Network.RTSP');
+      assert.equal(sim.state.media.rtspRequests.at(-1)?.url, `rtsp://127.0.0.1:${sim.rtspPort}/live.sdp`);
     });
 
     for (const [auth, scheme] of [['digest', /^Digest /], ['basic', /^Basic /], ['none', /^$/]] as Array<[SimulatorAuth, RegExp]>) {
@@ -153,19 +162,22 @@ describe('operations: audio and RTSP', function () {
       });
     }
 
-    it('a wrong password is EAUTH after one answered challenge, never a loop', async function () {
-      const stranger = new DeviceClient({ host: '127.0.0.1', port: sim.port, username: SIM_USER, password: `${SIM_PASSWORD}!` });
+    it('a refused password is EAUTH after one answered challenge, never a loop', async function () {
+      const server = await recordingRtsp(['Digest realm="cam", nonce="n1", qop="auth", algorithm=MD5']);
       try {
-        const err = await expectRejection(runOperation(stranger, op('describeRtsp'), { stream: 'live.sdp', port: sim.rtspPort }), 'EAUTH');
+        deviceRtspPort(server.port);
+        const err = await expectRejection(runOperation(client, op('describeRtsp'), { stream: 'live.sdp' }), 'EAUTH');
         assert.ok(!err.message.includes(SIM_PASSWORD));
-        assert.equal(sim.state.media.rtspRequests.length, 2);
+        const requests = server.received().match(/^DESCRIBE /gm) ?? [];
+        assert.equal(requests.length, 2);
+        assert.equal(server.received().match(/^Authorization: Digest /gm)?.length, 1);
       } finally {
-        await stranger.close();
+        await server.close();
       }
     });
 
     it('an unknown stream is EHTTP with the RTSP status', async function () {
-      const err = await expectRejection(runOperation(client, op('describeRtsp'), { stream: 'nothing/here', port: sim.rtspPort }), 'EHTTP', /RTSP 404/);
+      const err = await expectRejection(runOperation(client, op('describeRtsp'), { stream: 'nothing/here' }), 'EHTTP', /RTSP 404/);
       assert.equal(err.status, 404);
     });
 
@@ -186,7 +198,7 @@ describe('operations: audio and RTSP', function () {
       sim.state.media.rtspSilent = true;
       const slowClient = new DeviceClient({ host: '127.0.0.1', port: sim.port, username: SIM_USER, password: SIM_PASSWORD, timeout: 300 });
       try {
-        await expectRejection(runOperation(slowClient, op('describeRtsp'), { stream: 'live.sdp', port: sim.rtspPort }), 'ETIMEOUT', /No answer in time from rtsp:/);
+        await expectRejection(runOperation(slowClient, op('describeRtsp'), { stream: 'live.sdp' }), 'ETIMEOUT', /No answer in time from rtsp:/);
         await waitFor('the RTSP socket closed', () => sim.state.media.rtspConnections === 0);
       } finally {
         await slowClient.close();
@@ -196,7 +208,7 @@ describe('operations: audio and RTSP', function () {
     it('a stop (abort signal) ends the wait and frees the socket', async function () {
       sim.state.media.rtspSilent = true;
       const controller = new AbortController();
-      const running = runOperation(client, op('describeRtsp'), { stream: 'live.sdp', port: sim.rtspPort }, { signal: controller.signal });
+      const running = runOperation(client, op('describeRtsp'), { stream: 'live.sdp' }, { signal: controller.signal });
       await waitFor('the request reached the device', () => sim.state.media.rtspConnections === 1);
       controller.abort();
       await expectRejection(running, 'ECONN', /aborted/);
@@ -208,7 +220,8 @@ describe('operations: audio and RTSP', function () {
       await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
       const port = (closed.address() as AddressInfo).port;
       await new Promise<void>((resolve) => closed.close(() => resolve()));
-      await expectRejection(runOperation(client, op('describeRtsp'), { stream: 'live.sdp', port }), 'ECONN', /refused/);
+      deviceRtspPort(port);
+      await expectRejection(runOperation(client, op('describeRtsp'), { stream: 'live.sdp' }), 'ECONN', /refused/);
     });
 
     describe('a hostile RTSP server', function () {
@@ -231,7 +244,9 @@ describe('operations: audio and RTSP', function () {
         await new Promise<void>((resolve) => server.close(() => resolve()));
       });
 
-      const port = (): number => (server.address() as AddressInfo).port;
+      beforeEach(function () {
+        deviceRtspPort((server.address() as AddressInfo).port);
+      });
 
       it('an endless head is EPARSE at the bound, and the socket is freed', async function () {
         behaviour = (socket) => {
@@ -239,34 +254,34 @@ describe('operations: audio and RTSP', function () {
           const line = Buffer.from(`X-Filler: ${'a'.repeat(1000)}\r\n`);
           const timer = setInterval(() => (socket.destroyed ? clearInterval(timer) : socket.write(line)), 1);
         };
-        await expectRejection(runOperation(client, op('describeRtsp'), { stream: 'live.sdp', port: port() }), 'EPARSE', /larger than/);
+        await expectRejection(runOperation(client, op('describeRtsp'), { stream: 'live.sdp' }), 'EPARSE', /larger than/);
         await waitFor('the socket closed', () => sockets.size === 0);
       });
 
       it('a body larger than the bound is EPARSE', async function () {
         behaviour = (socket) => socket.write('RTSP/1.0 200 OK\r\nCSeq: 1\r\nContent-Length: 99999999\r\n\r\nv=0\r\n');
-        await expectRejection(runOperation(client, op('describeRtsp'), { stream: 'live.sdp', port: port() }), 'EPARSE', /larger than/);
+        await expectRejection(runOperation(client, op('describeRtsp'), { stream: 'live.sdp' }), 'EPARSE', /larger than/);
         await waitFor('the socket closed', () => sockets.size === 0);
       });
 
       it('an answer to another CSeq is EPARSE', async function () {
         behaviour = (socket) => socket.write('RTSP/1.0 200 OK\r\nCSeq: 7\r\nContent-Length: 0\r\n\r\n');
-        await expectRejection(runOperation(client, op('describeRtsp'), { stream: 'live.sdp', port: port() }), 'EPARSE', /CSeq 7/);
+        await expectRejection(runOperation(client, op('describeRtsp'), { stream: 'live.sdp' }), 'EPARSE', /CSeq 7/);
       });
 
       it('HTTP on the RTSP port is EPARSE', async function () {
         behaviour = (socket) => socket.end('HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n');
-        await expectRejection(runOperation(client, op('describeRtsp'), { stream: 'live.sdp', port: port() }), 'EPARSE', /not RTSP/);
+        await expectRejection(runOperation(client, op('describeRtsp'), { stream: 'live.sdp' }), 'EPARSE', /not RTSP/);
       });
 
       it('a close before the answer is ECONN', async function () {
         behaviour = (socket) => socket.end();
-        await expectRejection(runOperation(client, op('describeRtsp'), { stream: 'live.sdp', port: port() }), 'ECONN', /closed/);
+        await expectRejection(runOperation(client, op('describeRtsp'), { stream: 'live.sdp' }), 'ECONN', /closed/);
       });
 
       it('a description without SDP is EPARSE', async function () {
         behaviour = (socket) => socket.write('RTSP/1.0 200 OK\r\nCSeq: 1\r\nContent-Length: 5\r\n\r\nhello');
-        await expectRejection(runOperation(client, op('describeRtsp'), { stream: 'live.sdp', port: port() }), 'EPARSE', /SDP/);
+        await expectRejection(runOperation(client, op('describeRtsp'), { stream: 'live.sdp' }), 'EPARSE', /SDP/);
       });
     });
 
@@ -282,6 +297,8 @@ describe('operations: audio and RTSP', function () {
         { port: 65536 },
         { port: '1e3' },
         { port: 55.4 },
+        { port: 554 },
+        { stream: 'live.sdp', port: '8554' },
         { stream: 'live.sdp', transport: 'tcp' },
       ];
       for (const input of cases) {
@@ -326,5 +343,156 @@ describe('operations: audio and RTSP', function () {
       await slowClient.close();
     }
     for (const text of texts) assert.ok(!text.includes(SIM_PASSWORD), text.slice(0, 200));
+  });
+});
+
+/**
+ * A fake RTSP server that keeps every byte it gets and answers every request 401 with the
+ * challenges given: what a device (or a stranger on another port) would learn from us.
+ */
+async function recordingRtsp(challenges: string[]): Promise<{ port: number; received: () => string; connections: () => number; close: () => Promise<void> }> {
+  const chunks: Buffer[] = [];
+  const sockets = new Set<Socket>();
+  let connections = 0;
+  const server = createServer((socket) => {
+    connections += 1;
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => undefined);
+    let pending = '';
+    socket.on('data', (chunk: Buffer) => {
+      chunks.push(chunk);
+      pending += chunk.toString('latin1');
+      for (let end = pending.indexOf('\r\n\r\n'); end >= 0; end = pending.indexOf('\r\n\r\n')) {
+        const cseq = /^CSeq:\s*(\d+)/im.exec(pending.slice(0, end))?.[1] ?? '0';
+        pending = pending.slice(end + 4);
+        socket.write(['RTSP/1.0 401 Unauthorized', `CSeq: ${cseq}`, ...challenges.map((c) => `WWW-Authenticate: ${c}`), 'Content-Length: 0'].join('\r\n') + '\r\n\r\n');
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    received: () => Buffer.concat(chunks).toString('latin1'),
+    connections: () => connections,
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+describe("describeRtsp: credentials go only to the device's own RTSP server, protected as the device node asks", function () {
+  const BASIC = Buffer.from(`${SIM_USER}:${SIM_PASSWORD}`, 'utf8').toString('base64');
+  const closers: Array<() => Promise<void>> = [];
+  const tls = { key: fixture('sim-key.pem'), cert: fixture('sim-cert.pem') };
+
+  afterEach(async function () {
+    for (const close of closers.splice(0).reverse()) await close();
+  });
+
+  async function device(options: { tls?: boolean; simAuth?: SimulatorAuth; auth?: 'auto' | 'basic' | 'digest' }): Promise<{ sim: Simulator; client: DeviceClient }> {
+    const sim = await startSimulator({ port: 0, username: SIM_USER, password: SIM_PASSWORD, auth: options.simAuth ?? 'any', ...(options.tls && { tls }) });
+    closers.push(() => sim.close());
+    const client = new DeviceClient({
+      host: '127.0.0.1',
+      port: sim.port,
+      username: SIM_USER,
+      password: SIM_PASSWORD,
+      ...(options.tls && { protocol: 'https' as const, ca: tls.cert }),
+      ...(options.auth && { auth: options.auth }),
+    });
+    closers.push(() => client.close());
+    return { sim, client };
+  }
+
+  async function stranger(challenges: string[]): Promise<Awaited<ReturnType<typeof recordingRtsp>>> {
+    const server = await recordingRtsp(challenges);
+    closers.push(server.close);
+    return server;
+  }
+
+  /** Nothing in `text` that carries the password: as given, or in a Basic token. */
+  function assertNoCredentials(text: string): void {
+    assert.ok(!text.includes(SIM_PASSWORD), 'the password was sent');
+    assert.ok(!text.includes(BASIC), 'a Basic token was sent');
+    assert.doesNotMatch(text, /^Authorization:/im);
+  }
+
+  it('a port in the message is EINPUT: no connection to it, nothing asked of the device', async function () {
+    const { sim, client } = await device({});
+    const server = await stranger(['Basic realm="anything"']);
+    for (const port of [server.port, String(server.port), sim.rtspPort]) {
+      await expectRejection(runOperation(client, op('describeRtsp'), { stream: 'live.sdp', port }), 'EINPUT', /takes no port.*Network\.RTSP\.Port.*nothing was sent/);
+    }
+    assert.equal(server.connections(), 0);
+    assert.equal(server.received(), '');
+    assert.equal(sim.state.requestCount, 0);
+    assert.equal(sim.state.media.rtspRequests.length, 0);
+  });
+
+  it('the request goes to the device node host and the port the device names, never elsewhere', async function () {
+    const { sim, client } = await device({});
+    const server = await stranger(['Basic realm="anything"']);
+    const { payload } = await runOperation(client, op('describeRtsp'), {});
+    assert.equal((payload as { url: string }).url, `rtsp://127.0.0.1:${sim.rtspPort}/live.sdp`);
+    assert.equal(server.connections(), 0);
+  });
+
+  for (const auth of ['auto', 'basic', 'digest'] as const) {
+    it(`an https device node (auth ${auth}) whose RTSP server asks Basic: EAUTH, the password never reaches it`, async function () {
+      const { sim, client } = await device({ tls: true, auth });
+      const server = await stranger(['Basic realm="cam"']);
+      sim.state.params.set(RTSP_PORT_PARAM, String(server.port));
+      const err = await expectRejection(runOperation(client, op('describeRtsp'), {}), 'EAUTH', /Basic.*in clear.*https.*nothing was sent/);
+      assert.ok(!err.message.includes(SIM_PASSWORD));
+      const received = server.received();
+      assert.match(received, /^DESCRIBE rtsp:\/\/127\.0\.0\.1:\d+\/live\.sdp RTSP\/1\.0\r\n/);
+      assertNoCredentials(received);
+    });
+  }
+
+  it('an https device node answers Digest, even when its auth setting is basic and the server offers Basic too', async function () {
+    for (const auth of ['auto', 'basic'] as const) {
+      const { sim, client } = await device({ tls: true, auth });
+      const { payload } = await runOperation(client, op('describeRtsp'), {});
+      assert.deepEqual((payload as { media: unknown }).media, EXPECTED_MEDIA);
+      const seen = sim.state.media.rtspRequests;
+      assert.match(seen.at(-1)?.authorization ?? '', /^Digest username="admin"/);
+      assert.ok(seen.every((r) => !/^Basic/i.test(r.authorization ?? '')), 'Basic was sent over RTSP');
+    }
+  });
+
+  it('an https device node whose RTSP server offers Basic and Digest answers Digest only', async function () {
+    const { sim, client } = await device({ tls: true });
+    const server = await stranger(['Basic realm="cam"', 'Digest realm="cam", nonce="abc123", qop="auth", algorithm=MD5']);
+    sim.state.params.set(RTSP_PORT_PARAM, String(server.port));
+    // The fake server refuses everything: after the Digest answer it is EAUTH, never Basic.
+    await expectRejection(runOperation(client, op('describeRtsp'), {}), 'EAUTH');
+    const received = server.received();
+    assert.match(received, /^Authorization: Digest username="admin"/m);
+    assertNoCredentials(received.replace(/^Authorization: Digest .*$/gm, ''));
+    assert.ok(!received.includes(SIM_PASSWORD));
+  });
+
+  it('an http device node answers Basic when its setting allows it, as over HTTP', async function () {
+    const { sim, client } = await device({ simAuth: 'basic' });
+    await runOperation(client, op('describeRtsp'), {});
+    assert.equal(sim.state.media.rtspRequests.at(-1)?.authorization, `Basic ${BASIC}`);
+  });
+
+  it('an http device node set to digest never answers a Basic RTSP server', async function () {
+    const { sim, client } = await device({ auth: 'digest' });
+    const server = await stranger(['Basic realm="cam"']);
+    sim.state.params.set(RTSP_PORT_PARAM, String(server.port));
+    await expectRejection(runOperation(client, op('describeRtsp'), {}), 'EAUTH', /does not offer Digest/);
+    assertNoCredentials(server.received());
+  });
+
+  it('rtspAuthMode: https means Digest only; http follows the auth setting', function () {
+    for (const auth of ['auto', 'basic', 'digest'] as const) {
+      assert.equal(rtspAuthMode({ protocol: 'https', auth }), 'digest');
+      assert.equal(rtspAuthMode({ protocol: 'http', auth }), auth);
+    }
   });
 });

@@ -1,6 +1,8 @@
 /**
  * Error texts are no oracle: built from known parts, they are the same whatever the password is,
- * and a device's own words are shown only when they hold no secret, shortened and on one line.
+ * and a device's own words are shown only when they hold no part of a secret (no piece of 6
+ * characters or more, no shorter secret whole: the device's credentials and the call's own
+ * password parameters), shortened and on one line.
  */
 import { strict as assert } from 'node:assert';
 import { randomBytes } from 'node:crypto';
@@ -9,8 +11,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { listParams, updateParams } from '../lib/cgi/params';
 import { takeSnapshot } from '../lib/cgi/snapshot';
-import { DEVICE_WORDS_MAX } from '../lib/echo';
+import { DEVICE_WORDS_MAX, holdsSecret, withholdLines, WITHHELD_LINE } from '../lib/echo';
 import { IpcamError } from '../lib/errors';
+import { REQUEST_OPERATIONS, runOperation } from '../lib/ops';
 import { startSimulator, type Simulator, type SimulatorOptions } from '../lib/simulator';
 import { DeviceClient } from '../lib/transport/client';
 import type { DeviceOptions } from '../lib/transport/options';
@@ -298,5 +301,180 @@ describe("a device's own words in error texts", function () {
     const err = await cgiFailure();
     assert.ok((err.deviceDesc ?? '').length <= DEVICE_WORDS_MAX + 3);
     assert.match(err.message, /^The device answered the parameter update with an error: disk full y+\.\.\.$/);
+  });
+});
+
+/**
+ * Every piece of a secret this text holds: a window of `SECRET_PIECE` characters of a longer
+ * secret, or a shorter secret whole (any case). Written apart from lib's check, to judge it.
+ */
+function secretPiecesIn(text: string, secrets: readonly string[]): string[] {
+  const lower = text.toLowerCase();
+  const found: string[] = [];
+  for (const secret of secrets.map((s) => s.toLowerCase())) {
+    if (secret.length < 6) {
+      if (lower.includes(secret)) found.push(secret);
+      continue;
+    }
+    for (let i = 0; i + 6 <= secret.length; i++) if (lower.includes(secret.slice(i, i + 6))) found.push(secret.slice(i, i + 6));
+  }
+  return found;
+}
+
+function assertNoPieceOf(err: IpcamError, secrets: readonly string[]): void {
+  for (const text of [err.message, err.deviceDesc ?? '', JSON.stringify(err), JSON.stringify(err.toJSON()), String(err.stack)]) {
+    assert.deepEqual(secretPiecesIn(text, secrets), [], `a piece of a secret in: ${text.slice(0, 300)}`);
+  }
+}
+
+describe('any part of a secret in a device text is withheld before it is shortened', function () {
+  /** 56 characters, letters and digits only (fit for an XML attribute as it is). */
+  const NEW = 'Nw7q' + 'K2x9Vb4TzR8mLp3HsQ6yWd1CfJ5gXn0BkA7eUr9oMt2ZiY4aGs8jPv'.slice(0, 52);
+  const USER = 'gatekeeper';
+  const DEVICE_PASSWORD = 'Dev1ce-Pass-2024x';
+  const BASIC = Buffer.from(`${USER}:${DEVICE_PASSWORD}`, 'utf8').toString('base64');
+  const TEST_PASSWORD = 'srv-Tq5t-Pw0rd-0451';
+  const PROXY_PASSWORD = 'prx-Prq8y-Kw7j-9933';
+  const SECRETS = [NEW, USER, DEVICE_PASSWORD, BASIC, TEST_PASSWORD, PROXY_PASSWORD];
+  const FILLER = 'The device could not apply the request because of the following reason ';
+
+  let server: Server | undefined;
+  let answer: (req: IncomingMessage, res: ServerResponse) => void = (_req, res) => res.end();
+  let deviceClient: DeviceClient;
+
+  before(function () {
+    assert.equal(NEW.length, 56);
+  });
+
+  beforeEach(async function () {
+    server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => answer(req, res));
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    deviceClient = new DeviceClient({ host: '127.0.0.1', port: (server.address() as AddressInfo).port, username: USER, password: DEVICE_PASSWORD });
+  });
+
+  afterEach(async function () {
+    await deviceClient.close();
+    server?.closeAllConnections();
+    await new Promise<void>((resolve) => server?.close(() => resolve()));
+  });
+
+  function xmlFailure(desc: string): void {
+    answer = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/xml' });
+      res.end(`<?xml version="1.0"?><config version="1.0" status="failed" errorCode="14" errorDesc="${desc}"/>`);
+    };
+  }
+
+  function textAnswer(text: string): void {
+    answer = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end(text);
+    };
+  }
+
+  async function failure(operation: string, input: Record<string, unknown>): Promise<IpcamError> {
+    const op = REQUEST_OPERATIONS.get(operation);
+    assert.ok(op);
+    try {
+      await runOperation(deviceClient, op, input);
+    } catch (err) {
+      assert.ok(err instanceof IpcamError, String(err));
+      return err;
+    }
+    assert.fail('no error');
+  }
+
+  const echoes: Array<[string, string]> = [
+    // The text of issue 18: the new password at character 80 of a long text, once cut to 120 characters 40 of them were left.
+    ['the whole new password inside a long text', `${FILLER.slice(0, 80)}${NEW} ${'z'.repeat(400)}`],
+    ['40 characters of the new password', `${FILLER}${NEW.slice(8, 48)} rejected`],
+    ['6 characters of the new password', `weak password: ${NEW.slice(20, 26)}`],
+    ['6 characters of the new password in another case', `weak password: ${NEW.slice(30, 36).toUpperCase()}`],
+    ['the new password after a line break', `first line&#10;${NEW.slice(0, 12)}`],
+    ['6 characters of the device password', `session of ${DEVICE_PASSWORD.slice(5, 11)} expired`],
+    ['part of the Basic token', `header ${BASIC.slice(4, 20)} refused`],
+    ['part of the user name', `account ${USER.slice(0, 7)} busy`],
+  ];
+
+  for (const [what, desc] of echoes) {
+    it(`modifyPassword: a device echoing ${what} gives an error text with no piece of any secret`, async function () {
+      xmlFailure(desc);
+      const err = await failure('modifyPassword', { newPassword: NEW });
+      assert.equal(err.code, 'EDEVICE');
+      assert.equal(err.message, 'Action error (device error 14)');
+      assert.equal(err.deviceDesc, undefined);
+      assertNoPieceOf(err, SECRETS);
+    });
+  }
+
+  it('modifyPassword: 5 characters of a long secret are no piece of it: the device words are shown', async function () {
+    const desc = `weak password: ${NEW.slice(20, 25)}`;
+    xmlFailure(desc);
+    const err = await failure('modifyPassword', { newPassword: NEW });
+    assert.equal(err.deviceDesc, desc);
+    assert.deepEqual(secretPiecesIn(err.message, SECRETS), []);
+  });
+
+  it('a secret shorter than 6 characters is withheld whole, and only whole', async function () {
+    const short = new DeviceClient({ host: '127.0.0.1', port: (server?.address() as AddressInfo).port, username: 'op7', password: 'Zq9x' });
+    try {
+      for (const [desc, shown] of [['login op7 refused', false], ['key zq9x refused', false], ['login op refused', true], ['key q9x refused', true]] as const) {
+        xmlFailure(desc);
+        const err = await xmlCall(short, { path: '/SetSomething' }).then(
+          () => assert.fail('no error'),
+          (e: unknown) => e as IpcamError,
+        );
+        assert.equal(err.deviceDesc, shown ? desc : undefined, desc);
+        if (!shown) assert.deepEqual(secretPiecesIn(JSON.stringify(err.toJSON()), ['op7', 'Zq9x']), []);
+      }
+    } finally {
+      await short.close();
+    }
+  });
+
+  const testInput = { server: 'events.example.com', port: 8080, user: 'eventuser', password: TEST_PASSWORD, proxy: 'proxy.lan', proxyPort: 3128, proxyUser: 'pu', proxyPassword: PROXY_PASSWORD };
+
+  for (const [what, text] of [
+    ['18 characters of the test password', `${FILLER}login with ${TEST_PASSWORD.slice(2, 20)} failed, no answer`],
+    ['6 characters of the proxy password', `proxy refused ${PROXY_PASSWORD.slice(6, 12)}`],
+    ['6 characters of the device password (a secret the operation itself does not list)', `sender ${DEVICE_PASSWORD.slice(0, 6)}@cam could not connect`],
+  ] as const) {
+    it(`testHttpServer: an answer without a code echoing ${what} is EDEVICE without it`, async function () {
+      textAnswer(`${text}\n`);
+      const err = await failure('testHttpServer', testInput);
+      assert.equal(err.code, 'EDEVICE');
+      assert.equal(err.deviceDesc, undefined);
+      assert.match(err.message, /^The device got no HTTP answer from events\.example\.com:8080/);
+      assertNoPieceOf(err, SECRETS);
+    });
+  }
+
+  it('testHttpServer: a CGI error line echoing part of the proxy password is EDEVICE without it', async function () {
+    textAnswer(`# Error: bad proxy credentials pu:${PROXY_PASSWORD.slice(0, 9)}\n`);
+    const err = await failure('testHttpServer', testInput);
+    assert.equal(err.code, 'EDEVICE');
+    assert.equal(err.message, 'The device answered the HTTP server test with an error');
+    assertNoPieceOf(err, SECRETS);
+  });
+
+  it('holdsSecret: pieces from 6 characters, shorter secrets whole, any case, blank secrets ignored', function () {
+    assert.equal(holdsSecret('xx abcdef yy', ['abcdefgh']), true);
+    assert.equal(holdsSecret('xx ABCDE yy', ['abcdefgh']), false);
+    assert.equal(holdsSecret('xx BCDEFG yy', ['abcdefgh']), true);
+    assert.equal(holdsSecret('xx abc yy', ['abc']), true);
+    assert.equal(holdsSecret('xx ab yy', ['abc']), false);
+    assert.equal(holdsSecret('anything', ['']), false);
+    assert.equal(holdsSecret('anything', []), false);
+    // A long text is read once, whatever its length (no cut: a piece at the end counts).
+    assert.equal(holdsSecret(`${'x'.repeat(1_000_000)}cdefgh`, ['abcdefgh']), true);
+  });
+
+  it('a test log line holding a piece of a password is withheld whole; other lines stay', function () {
+    const log = `connecting\nAUTH ${TEST_PASSWORD.slice(3, 9)}\nSMTP Test Failed`;
+    assert.equal(withholdLines(log, [TEST_PASSWORD]), `connecting\n${WITHHELD_LINE}\nSMTP Test Failed`);
   });
 });

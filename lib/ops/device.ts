@@ -3,7 +3,6 @@
  * status, PTZ capabilities, the HTTP post configuration and the password. Requests and parsers
  * that other parts of the library use too live in lib/xml and serve both from there.
  */
-import { IpcamError } from '../errors';
 import { int, optional, shape, text, withDefault } from '../params';
 import { buildDocument, xml } from '../xml/codec';
 import { ALARM_STATUS_PATH, parseAlarmStatus } from '../xml/alarm-status';
@@ -99,19 +98,8 @@ const MODIFY_PASSWORD_PARAMS = shape({
  */
 export function modifyPasswordRequest(p: { newPassword: string; user?: string | undefined }): OpRequest {
   const fields = [...(p.user !== undefined ? [xml.str('userName', p.user)] : []), xml.str('newPassword', p.newPassword)];
-  return { method: 'POST', path: MODIFY_PASSWORD_PATH, xml: buildDocument('1.0', fields) };
-}
-
-/** The error with every copy of `secret` in its texts hidden: a device may echo what it got. */
-function hiding(err: unknown, secret: string): unknown {
-  if (!(err instanceof IpcamError)) return err;
-  const hide = (t: string): string => t.split(secret).join('(hidden)');
-  if (!err.message.includes(secret) && !(err.deviceDesc ?? '').includes(secret)) return err;
-  return new IpcamError(err.code, hide(err.message), {
-    ...(err.status !== undefined && { status: err.status }),
-    ...(err.deviceCode !== undefined && { deviceCode: err.deviceCode }),
-    ...(err.deviceDesc !== undefined && { deviceDesc: hide(err.deviceDesc) }),
-  });
+  // A device may echo what it got: none of its words holding a piece of the new password is shown.
+  return { method: 'POST', path: MODIFY_PASSWORD_PATH, xml: buildDocument('1.0', fields), secrets: [p.newPassword] };
 }
 
 export const modifyPassword = defineOp({
@@ -122,11 +110,7 @@ export const modifyPassword = defineOp({
   summary: 'Changes the account password (then update the password of the ipcam-device node)',
   params: MODIFY_PASSWORD_PARAMS,
   async run(ctx, p) {
-    try {
-      await ctx.xml(modifyPasswordRequest(p));
-    } catch (err) {
-      throw hiding(err, p.newPassword);
-    }
+    await ctx.xml(modifyPasswordRequest(p));
     return { payload: { ok: true } };
   },
 });

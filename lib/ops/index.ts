@@ -12,6 +12,7 @@ import { MEDIA_OPERATIONS } from './media';
 import { PARAMETERS_OPERATIONS } from './parameters';
 import { SERVETEST_OPERATIONS } from './servetest';
 import type { Operation } from './types';
+import { secretFieldNames, withoutFields } from '../params';
 
 function tableOf(operations: readonly Operation[]): ReadonlyMap<string, Operation> {
   const table = new Map<string, Operation>();
@@ -36,6 +37,20 @@ export const REQUEST_OPERATIONS = tableOf([
 
 /** The operations of `ipcam-edgerecord`. */
 export const EDGE_RECORD_OPERATIONS = tableOf(EDGE_OPERATIONS);
+
+/**
+ * Every secret parameter of the tables (lower case), from the vocabulary's `secret` fields: a
+ * failed message loses these fields of its payload before a Catch node sees it, whichever
+ * operation it named (a mistyped operation name must not let a password through).
+ */
+export const SECRET_PARAM_NAMES: ReadonlySet<string> = new Set(
+  [...REQUEST_OPERATIONS.values(), ...EDGE_RECORD_OPERATIONS.values()].flatMap((op) => secretFieldNames(op.params)).map((name) => name.toLowerCase()),
+);
+
+/** `payload` without its secret parameters (`SECRET_PARAM_NAMES`, in any case); the rest untouched. */
+export function withoutSecretParams(payload: unknown): unknown {
+  return withoutFields(payload, SECRET_PARAM_NAMES);
+}
 
 export { chooseOperation, contextFor, runOperation, targetOf, type RunOptions } from './runner';
 export { OP_CLASSES } from './types';

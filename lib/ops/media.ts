@@ -1,6 +1,7 @@
 /**
  * Spec 4.8, audio and RTSP: audio sent to the device's speaker (POST /audio_in) and the RTSP
- * description of its stream (DESCRIBE, answered with Basic or Digest like HTTP).
+ * description of its stream (DESCRIBE, answered with Digest, or Basic where the device node
+ * allows it in clear: see `rtspAuthMode`).
  */
 import { addAbortSignal, Readable } from 'node:stream';
 import { parseKeyValues } from '../cgi/codec';
@@ -8,7 +9,6 @@ import { IpcamError, inputError } from '../errors';
 import { echo } from '../echo';
 import { buffer, int, oneOf, optional, shape, text, withDefault, type Param } from '../params';
 import { parseSdp, type SdpMedia } from '../sdp';
-import { DeviceAuth } from '../transport/auth';
 import { rtspDescribe } from '../transport/rtsp';
 import { defineOp, type Operation } from './types';
 
@@ -105,27 +105,50 @@ export interface RtspDescription {
   media: SdpMedia[];
 }
 
+/**
+ * The stream's description from the device's own RTSP server: its host is the device node's,
+ * its port the device's `Network.RTSP.Port` (554 when unset), always read from the device and
+ * never taken from a message, since the credentials go with the request. There is no `port`
+ * parameter: a message naming one is EINPUT, nothing sent.
+ */
+const DESCRIBE_SHAPE = shape({ stream: optional(streamName) });
+const describeParams: Param<{ stream?: string | undefined }> = {
+  limits: DESCRIBE_SHAPE.limits,
+  parse(value, field) {
+    // Told in so many words: an RTSP port from a message was taken before, and is refused now.
+    if (typeof value === 'object' && value !== null && Object.hasOwn(value, 'port')) {
+      throw inputError(`describeRtsp takes no port: it asks the device's own RTSP port (${RTSP_PORT_PARAM}), as the credentials go with the request; nothing was sent`);
+    }
+    return DESCRIBE_SHAPE.parse(value, field);
+  },
+};
+
 export const describeRtsp = defineOp({
   name: 'describeRtsp',
   api: 'rtsp',
   access: 'view',
   class: 'read',
-  summary: "Asks the device's RTSP server to describe a stream (SDP: its video and audio)",
-  params: shape({ stream: optional(streamName), port: optional(rtspPort) }),
+  summary: "Asks the device's own RTSP server (its host, the port its parameters name; Digest only when the device node is https) to describe a stream (SDP: its video and audio)",
+  params: describeParams,
   async run(ctx, p) {
-    let { stream, port } = p;
-    if (stream === undefined || port === undefined) {
-      const answer = await ctx.cgi({ path: '/cgi-bin/view/param', query: { action: 'list', group: RTSP_PARAM_GROUP }, what: 'RTSP parameter list' });
-      const values = parseKeyValues(answer.text.length > 65_536 ? answer.text.slice(0, 65_536) : answer.text);
-      port ??= fromDevice(values.get(RTSP_PORT_PARAM), RTSP_PORT_PARAM, rtspPort) ?? RTSP_DEFAULT_PORT;
-      stream ??= fromDevice(values.get(RTSP_STREAM_PARAM), RTSP_STREAM_PARAM, streamName);
-      if (stream === undefined) throw new IpcamError('EDEVICE', `The device names no RTSP stream (${RTSP_STREAM_PARAM} is not set): give stream`);
-    }
+    const answer = await ctx.cgi({ path: '/cgi-bin/view/param', query: { action: 'list', group: RTSP_PARAM_GROUP }, what: 'RTSP parameter list' });
+    const values = parseKeyValues(answer.text.length > 65_536 ? answer.text.slice(0, 65_536) : answer.text);
+    const port = fromDevice(values.get(RTSP_PORT_PARAM), RTSP_PORT_PARAM, rtspPort) ?? RTSP_DEFAULT_PORT;
+    const stream = p.stream ?? fromDevice(values.get(RTSP_STREAM_PARAM), RTSP_STREAM_PARAM, streamName);
+    if (stream === undefined) throw new IpcamError('EDEVICE', `The device names no RTSP stream (${RTSP_STREAM_PARAM} is not set): give stream`);
     const { options } = ctx.client;
-    const auth = new DeviceAuth(options.auth, { username: options.username, password: options.password });
-    const { url, answer } = await rtspDescribe({ host: options.host, port, stream, auth, timeout: options.timeout, ...(ctx.signal && { signal: ctx.signal }) });
-    if (answer.status !== 200) throw new IpcamError('EHTTP', `The device answered RTSP ${answer.status} to DESCRIBE ${url}`, { status: answer.status });
-    const sdp = answer.body.toString('utf8');
+    const { url, answer: described } = await rtspDescribe({
+      host: options.host,
+      port,
+      stream,
+      device: { protocol: options.protocol, auth: options.auth },
+      username: options.username,
+      password: options.password,
+      timeout: options.timeout,
+      ...(ctx.signal && { signal: ctx.signal }),
+    });
+    if (described.status !== 200) throw new IpcamError('EHTTP', `The device answered RTSP ${described.status} to DESCRIBE ${url}`, { status: described.status });
+    const sdp = described.body.toString('utf8');
     return { payload: { url, sdp, media: parseSdp(sdp) } satisfies RtspDescription };
   },
 });
@@ -136,7 +159,7 @@ function fromDevice<T>(value: string | undefined, name: string, param: Param<T>)
   try {
     return param.parse(value.trim(), name);
   } catch {
-    throw new IpcamError('EDEVICE', `The device's ${name} is not a usable value: give it as a parameter`);
+    throw new IpcamError('EDEVICE', `The device's ${name} is not a usable value${name === RTSP_STREAM_PARAM ? ': give stream' : ''}`);
   }
 }
 

@@ -7,6 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { buildCgiPath, cgiFailure } from '../cgi/codec';
 import { IpcamError, inputError } from '../errors';
 import { echo } from '../echo';
+import { secretValues } from '../params';
 import type { DeviceClient, RequestOptions } from '../transport/client';
 import { xmlCall } from '../xml/call';
 import type { CgiAnswer, OpClass, OpContext, OpRequest, OpResult, Operation } from './types';
@@ -15,6 +16,11 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** Progress of long operations (upload, firmware), 0-100. */
   onProgress?: (percent: number, stage: string) => void;
+  /**
+   * Secrets this call carries (its password parameters): a device's words holding any part of
+   * one are withheld, like those holding the device's own credentials. `runOperation` fills it.
+   */
+  secrets?: readonly string[];
 }
 
 /** The request target of a CGI or XML request: path and encoded query. */
@@ -30,6 +36,7 @@ function isText(contentType: string): boolean {
 
 export function contextFor(client: DeviceClient, options: RunOptions = {}): OpContext {
   const signal = options.signal;
+  const carried = options.secrets ?? [];
   return {
     client,
     ...(signal && { signal }),
@@ -47,15 +54,22 @@ export function contextFor(client: DeviceClient, options: RunOptions = {}): OpCo
       }
       if (request.onUpload) opts.onUpload = request.onUpload;
       const res = await client.request(opts);
+      const secrets = [...client.secrets, ...carried, ...(request.secrets ?? [])];
       if (res.status === 200 && !request.content && isText(res.contentType)) {
-        const failure = cgiFailure(res.body, { what: request.what ?? `request ${request.path}`, names: request.names ?? [], secrets: [...client.secrets, ...(request.secrets ?? [])] });
+        const failure = cgiFailure(res.body, { what: request.what ?? `request ${request.path}`, names: request.names ?? [], secrets });
         if (failure) throw failure;
       }
-      const answer: CgiAnswer = { status: res.status, contentType: res.contentType, headers: res.headers, body: res.body, text: res.body.toString('utf8') };
+      const answer: CgiAnswer = { status: res.status, contentType: res.contentType, headers: res.headers, body: res.body, text: res.body.toString('utf8'), secrets };
       return answer;
     },
     xml(request) {
-      return xmlCall(client, { path: targetOf(request), method: request.method ?? 'POST', ...(request.xml !== undefined && { body: request.xml }), ...(signal && { signal }) });
+      return xmlCall(client, {
+        path: targetOf(request),
+        method: request.method ?? 'POST',
+        ...(request.xml !== undefined && { body: request.xml }),
+        ...(signal && { signal }),
+        secrets: [...carried, ...(request.secrets ?? [])],
+      });
     },
     progress(percent, stage) {
       options.onProgress?.(Math.max(0, Math.min(100, Math.round(percent))), stage);
@@ -68,9 +82,13 @@ export function contextFor(client: DeviceClient, options: RunOptions = {}): OpCo
   };
 }
 
-/** Runs `operation` with `input` (its parameters) on `client`. */
+/**
+ * Runs `operation` with `input` (its parameters) on `client`. The secret parameters of the call
+ * (the vocabulary's `secret` fields) join the device's credentials as what no device words in an
+ * error may hold.
+ */
 export function runOperation(client: DeviceClient, operation: Operation, input: unknown, options: RunOptions = {}): Promise<OpResult> {
-  return operation.invoke(contextFor(client, options), input);
+  return operation.invoke(contextFor(client, { ...options, secrets: [...(options.secrets ?? []), ...secretValues(operation.params, input)] }), input);
 }
 
 /** What each class does, for the error that refuses it from a message. */

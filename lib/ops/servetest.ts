@@ -163,8 +163,8 @@ export const testHttpServer = defineOp({
   parse(answer, p) {
     const status = httpCodeOf(answer.text);
     if (status === undefined) {
-      const secrets = secretsOf(secretForms(p.password, p.user), secretForms(p.proxyPassword, p.proxyUser));
-      const words = deviceWords(answer.text, secrets);
+      // The answer's secrets hold the request's (every form of both passwords) and the device's own credentials.
+      const words = deviceWords(answer.text, answer.secrets);
       throw new IpcamError('EDEVICE', `The device got no HTTP answer from ${p.server}:${p.port}${words ? `: ${words}` : ''}`, { status: answer.status, ...(words !== undefined && { deviceDesc: words }) });
     }
     return { payload: { status } };

@@ -59,6 +59,11 @@ export interface CgiAnswer {
   body: Buffer;
   /** The body as UTF-8 text. */
   text: string;
+  /**
+   * What the device's words in this answer must not hold to be shown (`holdsSecret`): the
+   * device's credentials, the call's secret parameters and the request's own.
+   */
+  secrets: readonly string[];
 }
 
 /** What an operation gives: `payload`, and message fields beside it. */

@@ -3,10 +3,16 @@
  * `DeviceAuth` as the HTTP client (the Digest `uri` is the RTSP URL). One socket per call (a
  * second one only when the device closes after its 401), always destroyed at the end: answer,
  * error, timeout or abort. Answers are bounded in size; CSeq is checked.
+ *
+ * RTSP here is never encrypted, so the credentials keep at least the protection the device node
+ * asks for (`rtspAuthMode`): a node on https gets Digest only (the password itself never crosses
+ * the wire), a node on http the scheme its auth setting allows, as over HTTP.
  */
 import { connect, isIPv6, type Socket } from 'node:net';
 import { IpcamError } from '../errors';
-import type { DeviceAuth } from './auth';
+import type { AuthMode } from './auth';
+import { DeviceAuth } from './auth';
+import { parseChallenges } from './challenge';
 import { transportError } from './transport-error';
 
 /** Largest status line and headers of an answer. */
@@ -22,12 +28,26 @@ export interface RtspAnswer {
   body: Buffer;
 }
 
+/**
+ * The scheme RTSP may answer for a device node: over plain TCP, Basic would send the password in
+ * clear, which a node on https never does; so https means Digest only, whatever its auth
+ * setting. A node on http already lets HTTP send Basic when its setting allows: RTSP follows it.
+ */
+export function rtspAuthMode(device: { protocol: 'http' | 'https'; auth: AuthMode }): AuthMode {
+  return device.protocol === 'https' ? 'digest' : device.auth;
+}
+
 export interface DescribeOptions {
+  /** The device's own host (the device node's), never one a message chose. */
   host: string;
+  /** The device's own RTSP port (its parameter), never one a message chose. */
   port: number;
   /** The stream name: the path after the port, without a leading `/` (checked by the caller). */
   stream: string;
-  auth: DeviceAuth;
+  /** What the device node asks of its credentials: its protocol and auth setting (`rtspAuthMode`). */
+  device: { protocol: 'http' | 'https'; auth: AuthMode };
+  username: string;
+  password: string;
   /** The whole exchange, connect to last byte (ms). */
   timeout: number;
   signal?: AbortSignal;
@@ -50,7 +70,9 @@ export async function rtspDescribe(opts: DescribeOptions): Promise<{ url: string
     if (opts.signal?.aborted) onAbort();
     else opts.signal?.addEventListener('abort', onAbort, { once: true });
   });
-  const work = describe(session, url, opts.auth);
+  const mode = rtspAuthMode(opts.device);
+  const auth = new DeviceAuth(mode, { username: opts.username, password: opts.password });
+  const work = describe(session, url, auth, opts.device.protocol === 'https');
   // The loser of the race settles later (the destroyed socket ends it): nobody waits for it.
   work.catch(() => undefined);
   stopped.catch(() => undefined);
@@ -63,14 +85,27 @@ export async function rtspDescribe(opts: DescribeOptions): Promise<{ url: string
   }
 }
 
-async function describe(session: RtspSession, url: string, auth: DeviceAuth): Promise<RtspAnswer> {
+/** `digestOnly`: the device node is on https, so a Basic-only server is told why it gets nothing. */
+async function describe(session: RtspSession, url: string, auth: DeviceAuth, digestOnly: boolean): Promise<RtspAnswer> {
   let refused = 0;
   for (let attempt = 1; ; attempt++) {
     const { header, ticket } = auth.authorize('DESCRIBE', url);
     const answer = await session.request('DESCRIBE', url, { Accept: 'application/sdp', ...(header !== undefined && { Authorization: header }) });
     if (answer.status !== 401) return answer;
     if (ticket.scheme !== 'none') refused += 1;
-    auth.challenged(answer.headers['www-authenticate'], ticket);
+    const challenges = answer.headers['www-authenticate'];
+    try {
+      auth.challenged(challenges, ticket);
+    } catch (err) {
+      if (digestOnly && err instanceof IpcamError && ticket.scheme === 'none' && parseChallenges(challenges).some((c) => c.scheme === 'basic')) {
+        throw new IpcamError(
+          'EAUTH',
+          "The device's RTSP server asks for Basic authentication, which would send the password in clear while the device node uses https: only Digest is answered over RTSP, and nothing was sent",
+          { status: 401 },
+        );
+      }
+      throw err;
+    }
     // As over HTTP: no credentials -> challenge answered -> one stale-nonce renewal, never more.
     if (attempt >= 3 || refused >= 2) throw new IpcamError('EAUTH', 'The device keeps refusing the credentials', { status: 401 });
   }

@@ -10,6 +10,8 @@ export interface XmlCall {
   /** Request document (see `buildDocument`). */
   body?: string;
   signal?: AbortSignal;
+  /** Secrets the call carries besides the device's credentials (a new password): device words holding any part of one are withheld. */
+  secrets?: readonly string[];
 }
 
 /**
@@ -37,7 +39,7 @@ export async function xmlCall(client: DeviceClient, call: XmlCall): Promise<XmlE
     if (!ok) throw new IpcamError('EHTTP', `The device answered HTTP ${res.status} to ${call.path}`, { status: res.status });
     throw err;
   }
-  const failure = failureOf(root, { status: res.status, secrets: client.secrets });
+  const failure = failureOf(root, { status: res.status, secrets: [...client.secrets, ...(call.secrets ?? [])] });
   if (failure) throw failure;
   if (!ok) throw new IpcamError('EHTTP', `The device answered HTTP ${res.status} to ${call.path}`, { status: res.status });
   return root;
