@@ -190,6 +190,22 @@ describe('real posts: nothing lost for one odd field', () => {
     assert.equal(plateOf(recorderPlateWithTime('1772210268473000')).time, '2026-02-27T16:37:48.473Z');
   });
 
+  it('a channel or a confidence out of range is left out; the plate is kept', () => {
+    for (const channel of ['99999999999999999999', '-1', '1e3', '']) {
+      const doc = capture('nvr-v2/vehicle-lpr.xml').replace('<channelId>2</channelId>', `<channelId>${channel}</channelId>`);
+      const plate = plateOf(doc);
+      assert.equal(plate.plate, 'JP116D', channel);
+      assert.equal('channel' in plate, false, `channel ${channel}`);
+    }
+    for (const count of ['999999', '-5']) {
+      const doc = capture('ipc-v1x/lpr.xml').replace('<vehicleListType', `<PlateConfidence count="${count}"/><vehicleListType`);
+      const plate = plateOf(doc);
+      assert.equal(plate.plate, 'ABC1234');
+      assert.equal('confidence' in plate, false, `count ${count}`);
+    }
+    assert.equal(plateOf(capture('ipc-v1x/lpr.xml').replace('<vehicleListType', '<PlateConfidence count="9950"/><vehicleListType')).confidence, 99.5);
+  });
+
   it('an empty post is a keep-alive of its sender, at the receive time', () => {
     for (const body of ['', Buffer.alloc(0), '\r\n']) {
       assert.deepEqual(parseDevicePost(body, SENDER, RECEIVED_AT), [{ kind: 'keepalive', device: { ip: SENDER }, time: RECEIVED_ISO }]);

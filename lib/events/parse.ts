@@ -1,4 +1,5 @@
 import { IpcamError } from '../errors';
+import { MAX_CHANNEL } from '../xml/channel';
 import { child, items, parseXml, toTyped, type XmlElement, type XmlValue } from '../xml/codec';
 
 /** Who posted: from the document where it says, else the sender's address. */
@@ -275,8 +276,8 @@ function plateFields(raw: RawPlate): PlateFields {
   if (direction) out.direction = direction;
   const confidence = confidenceOf(raw.confidence);
   if (confidence !== undefined) out.confidence = confidence;
-  const channel = raw.channel === undefined ? undefined : Number(raw.channel);
-  if (channel !== undefined && Number.isInteger(channel)) out.channel = channel;
+  const channel = channelNumber(raw.channel);
+  if (channel !== undefined) out.channel = channel;
   const vehicle = vehicleOf(raw.vehicle);
   if (vehicle) out.vehicle = vehicle;
   if (raw.plateImage) out.images.plate = raw.plateImage;
@@ -306,11 +307,16 @@ function directionOf(text: string | undefined): Direction | undefined {
 function confidenceOf(el: XmlElement | undefined): number | undefined {
   if (!el) return undefined;
   const hundredths = Number(el.attrs['count']);
-  if (el.attrs['count'] !== undefined && Number.isFinite(hundredths)) return hundredths / 100;
+  if (el.attrs['count'] !== undefined && Number.isFinite(hundredths)) return percent(hundredths / 100);
   const value = Number(el.text);
   if (el.text === '' || !Number.isFinite(value)) return undefined;
-  if (value > 100) return value / 100;
-  return value <= 1 ? value * 100 : value;
+  if (value > 100) return percent(value / 100);
+  return percent(value <= 1 ? value * 100 : value);
+}
+
+/** A percentage, or none when out of 0-100: the field is left out, the plate kept. */
+function percent(value: number): number | undefined {
+  return value >= 0 && value <= 100 ? value : undefined;
 }
 
 function vehicleOf(el: XmlElement | undefined): PlateDetection['vehicle'] | undefined {
@@ -368,9 +374,13 @@ function deviceOf(root: XmlElement, senderIp: string): EventDevice {
 }
 
 function channelOf(root: XmlElement): number | undefined {
-  const text = textOf(child(root, 'deviceInfo'), 'channelId') ?? textOf(root, 'channelId');
+  return channelNumber(textOf(child(root, 'deviceInfo'), 'channelId') ?? textOf(root, 'channelId'));
+}
+
+/** A channel number a device can have, else none: a field out of range is left out, the post kept. */
+function channelNumber(text: string | undefined): number | undefined {
   const n = Number(text);
-  return text !== undefined && Number.isInteger(n) ? n : undefined;
+  return text !== undefined && text.trim() !== '' && Number.isInteger(n) && n >= 0 && n <= MAX_CHANNEL ? n : undefined;
 }
 
 /**
