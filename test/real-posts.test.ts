@@ -268,6 +268,43 @@ describe('real posts: the event server answers every one 200', () => {
     assert.equal(normal?.time, '2024-11-19T19:40:34.584Z');
     assert.deepEqual(warnings, [], 'nothing refused, nothing warned');
   });
+
+  it('hostile: 8 connections at once, each 50 tracking posts then a plate: every post 200, the 8 plates delivered, 400 tracking posts counted, nothing else', async () => {
+    server = new EventServer({ port: 0, bind: '127.0.0.1' });
+    await server.start();
+    const received: ReceivedPost[] = [];
+    server.subscribe({ onPost: (p) => received.push(p) });
+    const port = server.port;
+    const runs = Array.from({ length: 8 }, (_, c) =>
+      postOnOneConnection(port, [...Array.from({ length: 50 }, (_, i) => ({ body: trackingPost(c * 50 + i) })), { body: recorderPlateInGroup(`FL${c}`, 'Residents'), contentType: RECORDER_CONTENT_TYPE }]),
+    );
+    const answers = (await Promise.all(runs)).flat();
+    assert.equal(answers.length, 408);
+    assert.ok(answers.every((a) => a.status === 200 && a.body === SUCCESS_DOCUMENT));
+    assert.equal(server.trackingPosts, 400);
+    const plates = received.flatMap((r) => r.posts);
+    assert.deepEqual(plates.map((p) => (p.kind === 'plate' ? p.plate : p.kind)).sort(), Array.from({ length: 8 }, (_, c) => `FL${c}`).sort());
+  });
+
+  it('hostile: a maxBody post of tracking-like markup (thousands of near-miss names, then traject) is one tracking post; one with smartType among them is parsed as usual', async () => {
+    const maxBody = 1024 * 1024;
+    server = new EventServer({ port: 0, bind: '127.0.0.1', maxBody });
+    await server.start();
+    const received: ReceivedPost[] = [];
+    server.subscribe({ onPost: (p) => received.push(p) });
+    const nearMiss = '<smartTypes/><messageTypes/><trajectory/>';
+    const filler = nearMiss.repeat(Math.floor((maxBody - 200) / nearMiss.length));
+    const tracking = `<config>${filler}<traject type="list" count="0"/></config>`;
+    assert.ok(Buffer.byteLength(tracking) <= maxBody);
+    const [first] = await postOnOneConnection(server.port, [{ body: tracking }]);
+    assert.equal(first?.status, 200);
+    assert.equal(server.trackingPosts, 1);
+    assert.deepEqual(received.flatMap((r) => r.posts), []);
+    // The same with a smartType: not a tracking post, so it goes to the parser, which bounds it (413 over maxNodes).
+    const [second] = await postOnOneConnection(server.port, [{ body: tracking.replace('<config>', '<config><smartType>VEHICE</smartType>') }]);
+    assert.equal(second?.status, 413);
+    assert.equal(server.trackingPosts, 1);
+  });
 });
 
 // ---------------------------------------------------------------------------------------------
