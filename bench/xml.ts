@@ -2,9 +2,9 @@ import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { XMLParser } from 'fast-xml-parser';
-import { decodeImage, imageBase64, parseDevicePost } from '../lib/events/parse';
+import { decodeImage, imageBase64, isTrackingPost, parseDevicePost } from '../lib/events/parse';
 import type { Simulator } from '../lib/simulator';
-import { buildPlateEvent } from '../lib/simulator/events';
+import { buildPlateEvent, buildTrackingPost } from '../lib/simulator/events';
 import { PLATE_JPEG, SNAPSHOT_JPEG } from '../lib/simulator/images';
 import { DeviceClient } from '../lib/transport/client';
 import { buildDocument, parseXml, xml, XML_PARSER_OPTIONS } from '../lib/xml/codec';
@@ -168,5 +168,24 @@ export async function xmlCodec(sim: Simulator): Promise<void> {
       { name: 'decodeImage: check, decode (images = buffer)', run: () => decodeImage(text) },
     ], { before: 0 });
   }
+  trackingPosts(scene);
   console.log(`load average at the end: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+}
+
+/**
+ * Tracking posts (6-12 a second per moving target) are told from their bytes and dropped before
+ * the parser: what that check adds to every plate post (against parsing it), and what a tracking
+ * post costs (against parsing it as the server did before).
+ */
+function trackingPosts(sceneBase64: string): void {
+  const plate = Buffer.from(buildPlateEvent('nvr', { plate: 'ABC1234', listType: 'whiteList', scene: Buffer.from(sceneBase64, 'base64') }));
+  table(`### Tracking check on a recorder plate post with a scene: ${(plate.length / 1024).toFixed(0)} KB`, [
+    { name: 'parseDevicePost (the tracking check included)', run: () => parseDevicePost(plate, '127.0.0.1', 0) },
+    { name: 'isTrackingPost alone (added to every post)', run: () => isTrackingPost(plate) },
+  ], { parse: 0 });
+  const tracking = Buffer.from(buildTrackingPost());
+  table(`### A tracking post: ${tracking.length} bytes`, [
+    { name: 'parseXml (what parsing it would cost)', run: () => parseXml(tracking) },
+    { name: 'isTrackingPost (what dropping it costs)', run: () => isTrackingPost(tracking) },
+  ], { parse: 0 });
 }

@@ -9,7 +9,7 @@ import { CGI_MOVES, PRESET_MAX, PRESET_NAME_FORBIDDEN, PRESET_NAME_MAX, TOUR_MAX
 import { RELAY_SETTINGS } from './cgi/relay';
 import { SNAPSHOT_FORMATS, SNAPSHOT_SOURCES } from './cgi/snapshot';
 import { DEDUP_WINDOW_MAX_S } from './events/dedup';
-import { LIST_TYPES } from './events/filter';
+import { GROUPS_SETTING, LIST_TYPES } from './events/filter';
 import { EVENT_SERVER_SETTINGS } from './events/server';
 import { int, oneOf, optional, text, withDefault, type FieldLimits, type Param } from './params';
 import { MAX_DURATION } from './timed-moves';
@@ -62,6 +62,7 @@ export const NODE_SETTINGS: Record<string, Record<string, Param<unknown>>> = {
   'ipcam-event-server': EVENT_SERVER_SETTINGS,
   'ipcam-plate-event': {
     lists: oneOf(LIST_TYPES),
+    groups: GROUPS_SETTING,
     dedup: withDefault(int({ min: 0, max: DEDUP_WINDOW_MAX_S }), 0),
     images: oneOf(['none', 'buffer', 'base64']),
   },

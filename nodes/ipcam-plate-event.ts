@@ -1,7 +1,7 @@
 import { createSocket } from 'node:dgram';
 import { isIP } from 'node:net';
 import { DedupWindow } from '../lib/events/dedup';
-import { fromDevice, hostAddresses, listFilter, matchesText } from '../lib/events/filter';
+import { fromDevice, groupFilter, hostAddresses, inGroups, listFilter, matchesText } from '../lib/events/filter';
 import { decodeImage, imageBase64, type DevicePost, type PlateDetection } from '../lib/events/parse';
 import type { EventServerState, ReceivedPost } from '../lib/events/server';
 import { IpcamError } from '../lib/errors';
@@ -15,6 +15,7 @@ interface PlateEventDef extends NodeDef {
   device?: string;
   match?: string;
   lists?: string | string[];
+  groups?: string;
   dedup?: string | number;
   images?: string;
 }
@@ -31,6 +32,8 @@ function clock(at: string | number): string {
 
 function plateMessage(p: PlateDetection, sender: string, images: ImageMode): NodeMessage {
   const payload: Record<string, unknown> = { plate: p.plate, listType: p.listType };
+  if (p.group !== undefined) payload['group'] = p.group;
+  if (p.owner !== undefined) payload['owner'] = p.owner;
   if (p.direction !== undefined) payload['direction'] = p.direction;
   if (p.confidence !== undefined) payload['confidence'] = p.confidence;
   if (p.channel !== undefined) payload['channel'] = p.channel;
@@ -73,10 +76,18 @@ export = function register(RED: NodeAPI): void {
       return;
     }
     let lists: ReturnType<typeof listFilter>;
+    let groups: ReturnType<typeof groupFilter>;
     try {
       lists = listFilter(def.lists);
     } catch (err) {
       this.status({ fill: 'red', shape: 'ring', text: 'bad list filter' });
+      this.error((err as Error).message);
+      return;
+    }
+    try {
+      groups = groupFilter(def.groups);
+    } catch (err) {
+      this.status({ fill: 'red', shape: 'ring', text: 'bad group filter' });
       this.error((err as Error).message);
       return;
     }
@@ -107,6 +118,7 @@ export = function register(RED: NodeAPI): void {
             continue;
           }
           if (lists && !lists.has(post.listType)) continue;
+          if (!inGroups(groups, post.group)) continue;
           // Keyed by the socket's address too: a post naming another device's mac cannot silence it.
           if (!dedup.admit(`${received.remoteAddress}\u0000${post.device.mac ?? post.device.ip}\u0000${post.plate}`, received.receivedAt)) continue;
           this.status({ fill: 'green', shape: 'dot', text: `${post.plate.slice(0, 10)} ${clock(received.receivedAt)}` });

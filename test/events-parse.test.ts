@@ -226,11 +226,15 @@ describe('device post parsing: simulator documents', () => {
     assert.match(doc, /<targetBase64Data>\/9j\/[A-Za-z0-9+/=]+<\/targetBase64Data>/, 'recorder images are plain text');
     assert.match(doc, /<sourceBase64Data>\/9j\/[A-Za-z0-9+/=]+<\/sourceBase64Data>/);
     assert.doesNotMatch(doc, /CDATA\[\/9j/);
+    assert.doesNotMatch(doc, /vehicleListType|type="/, 'recorders send no list type and no type attributes');
+    assert.match(doc, /<licensePlateMatchInfo><groupName><!\[CDATA\[Blacklist\]\]><\/groupName><\/licensePlateMatchInfo>/);
     const post = only(parseDevicePost(doc, SENDER, RECEIVED_AT));
     const expected: PlateDetection = {
       kind: 'plate',
       plate: NON_ASCII,
       listType: 'blackList',
+      // Filed in the group of that name, as recorders do, without vehicleListType.
+      group: 'Blacklist',
       direction: 'approach',
       confidence: 99,
       channel: 3,
@@ -246,9 +250,12 @@ describe('device post parsing: simulator documents', () => {
 
   for (const format of ['ipc', 'nvr'] as EventFormat[]) {
     it(`${format}: every list type round-trips; unknown is left out of the document and reads as unknown`, () => {
-      for (const listType of ['whiteList', 'blackList', 'temporaryList', 'unknown'] as const) {
+      for (const listType of ['whiteList', 'blackList', 'temporaryList', 'strangerList', 'unknown'] as const) {
         const doc = buildPlateEvent(format, { plate: 'LT1', listType, images: false });
-        assert.equal(/vehicleListType/.test(doc), listType !== 'unknown', `${listType}: ${doc}`);
+        // A camera names the list; a recorder files the plate in a group named after it.
+        const named = format === 'ipc' ? /vehicleListType/ : /groupName/;
+        assert.equal(named.test(doc), listType !== 'unknown', `${listType}: ${doc}`);
+        if (format === 'nvr') assert.doesNotMatch(doc, /vehicleListType/);
         const post = only(parseDevicePost(doc, SENDER, RECEIVED_AT)) as PlateDetection;
         assert.equal(post.listType, listType);
       }
@@ -410,7 +417,6 @@ describe('device post parsing: simulator documents', () => {
   });
 
   it('unreadable posts are EPARSE', () => {
-    expectParseError('');
     expectParseError('just text, no XML');
     expectParseError('<config version="1.7"><smartType>VEHICE</smartType>');
     expectParseError('<config><other>1</other></config>');

@@ -13,13 +13,16 @@ import { resolve } from 'node:path';
 import sinon from 'sinon';
 import type { SinonFakeTimers, SinonSpy } from 'sinon';
 import { startSimulator, type PostEventOptions, type Simulator } from '../lib/simulator';
-import { buildPlateEvent, EventPoster, type EventFormat } from '../lib/simulator/events';
+import { SUCCESS_DOCUMENT } from '../lib/events/server';
+import { BROKEN_CURRENT_TIME, buildPlateEvent, EventPoster, type EventFormat } from '../lib/simulator/events';
 import { PLATE_JPEG, SNAPSHOT_JPEG } from '../lib/simulator/images';
 import deviceNode from '../nodes/ipcam-device';
 import eventServerNode from '../nodes/ipcam-event-server';
 import plateEventNode from '../nodes/ipcam-plate-event';
+import type { EventServerConfigNode } from '../nodes/event-config';
 import type { NodeMessage, NodeStatus } from '../nodes/red';
 import { CAPTURES, SIM_PASSWORD, SIM_USER, jpegGrownTo } from './helpers';
+import { cameraPlateWithDirection, mixedConnection, postOnOneConnection, recorderPlateInGroup } from './real-forms';
 import {
   DEVICE,
   activeHandles,
@@ -1037,6 +1040,119 @@ describe('ipcam-event-server + ipcam-plate-event nodes', function () {
       assert.equal(httpPostOf(s), undefined);
       assertNoSecret([raw.text], wrong);
       assertNoSecret([raw.text], SIM_PASSWORD);
+    });
+  });
+
+  // -------------------------------------------------------------------------------------------
+
+  describe('real posts (issue 23): as devices really post them, raw and from the simulator', function () {
+    const GROUP_NODES: Array<[string, Record<string, unknown>]> = [
+      ['pe-white', { lists: ['whiteList'] }],
+      ['pe-residents', { groups: 'Residents' }],
+      ['pe-staff', { groups: 'Staff' }],
+    ];
+
+    /** Posts a plate by group only, raw (the captured recorder post filed in a group) or from the simulator. */
+    async function groupPlate(port: number, source: 'raw' | 'simulator', plate: string, group: string): Promise<number> {
+      if (source === 'raw') return (await rawPost(port, recorderPlateInGroup(plate, group))).status;
+      return post({ url: urlOf(port), format: 'nvr', plate, group, images: false });
+    }
+
+    for (const source of ['raw', 'simulator'] as const) {
+      it(`${source}: a recorder plate by group only reaches lists whiteList when its group is Whitelist, groups Residents when Residents, and not groups Staff`, async function () {
+        const port = await closedPort();
+        const outputs = await deploy(eventFlow([serverDef(port)], GROUP_NODES));
+        for (const [id] of GROUP_NODES) await listening(id);
+        assert.equal(await groupPlate(port, source, 'WL1', 'Whitelist'), 200);
+        assert.equal(await groupPlate(port, source, 'RS1', 'Residents'), 200);
+        // Sent last, so that the Staff node has had every post before it when it gets this one.
+        assert.equal(await groupPlate(port, source, 'ST1', 'Staff'), 200);
+
+        const white = await outputsOf(outputs, 'pe-white').nextPlate('Whitelist plate');
+        assert.deepEqual([white['plate'], white['listType'], white['group']], ['WL1', 'whiteList', 'Whitelist']);
+        outputsOf(outputs, 'pe-white').assertDrained();
+        const residents = await outputsOf(outputs, 'pe-residents').nextPlate('Residents plate');
+        assert.deepEqual([residents['plate'], residents['listType'], residents['group']], ['RS1', 'unknown', 'Residents']);
+        outputsOf(outputs, 'pe-residents').assertDrained();
+        const staff = outputsOf(outputs, 'pe-staff');
+        assert.equal((await staff.nextPlate('the Staff plate'))['plate'], 'ST1');
+        staff.assertDrained();
+      });
+    }
+
+    it('raw: one kept-alive connection with an empty keep-alive, 20 tracking posts, a 20-digit-time plate and a normal plate: 23 answers of 200, both plates, the odd one at the receive time, no tracking message', async function () {
+      const { out, port } = await deployOne();
+      const before = Date.now();
+      const answers = await postOnOneConnection(port, mixedConnection());
+      const after = Date.now();
+      assert.equal(answers.length, 23);
+      assert.deepEqual(
+        answers.map((a) => a.status),
+        Array.from({ length: 23 }, () => 200),
+      );
+      assert.ok(answers.every((a) => a.body === SUCCESS_DOCUMENT));
+      assert.equal((getNode(SERVER) as unknown as EventServerConfigNode).server?.trackingPosts, 20);
+      await waitForStatus(PE, (s) => /^alive /.test(String(s.text)), 'alive after the empty keep-alive');
+      const odd = await out.nextPlate('the 20-digit-time plate');
+      assert.equal(odd['plate'], 'JP116D');
+      const oddTime = Date.parse(String(odd['time']));
+      assert.ok(oddTime >= before - 1 && oddTime <= after + 1, `the receive time, got ${String(odd['time'])}`);
+      const normal = await out.nextPlate('the normal plate');
+      assert.deepEqual([normal['plate'], normal['time']], ['ABC1234', '2024-11-19T19:40:34.584Z']);
+      out.assertDrained();
+    });
+
+    it('simulator: the same on one kept-alive camera connection (empty keep-alive, a tracking burst of 20, a 20-digit-time plate, a normal plate)', async function () {
+      const { out, port } = await deployOne();
+      const url = urlOf(port);
+      const before = Date.now();
+      const statuses: number[] = [];
+      for (const options of [
+        { kind: 'keepalive', empty: true },
+        { kind: 'tracking', count: 20, ratePerSecond: 12 },
+        { plate: 'ODD1', currentTime: BROKEN_CURRENT_TIME, images: false },
+        { plate: 'NORMAL1', images: false, time: Date.UTC(2026, 0, 1) },
+      ] as PostEventOptions[]) {
+        for (const r of await poster.postEvent({ url, ...options })) statuses.push(r.status);
+      }
+      const after = Date.now();
+      assert.deepEqual(
+        statuses,
+        Array.from({ length: 23 }, () => 200),
+      );
+      await waitForStatus(PE, (s) => /^alive /.test(String(s.text)), 'alive after the empty keep-alive');
+      const odd = await out.nextPlate('the 20-digit-time plate');
+      assert.equal(odd['plate'], 'ODD1');
+      const oddTime = Date.parse(String(odd['time']));
+      assert.ok(oddTime >= before - 1 && oddTime <= after + 1, `the receive time, got ${String(odd['time'])}`);
+      const normal = await out.nextPlate('the normal plate');
+      assert.deepEqual([normal['plate'], normal['time']], ['NORMAL1', '2026-01-01T00:00:00.000Z']);
+      out.assertDrained();
+      const server = (getNode(SERVER) as unknown as EventServerConfigNode).server;
+      assert.equal(server?.connections, 1, 'all on the one connection the camera keeps');
+      assert.equal(server.trackingPosts, 20, 'the tracking posts were counted and dropped');
+    });
+
+    it('direction leave is away on the plate output; a recorder single-target eventInfo/item is an array on the other output', async function () {
+      const { out, port } = await deployOne();
+      assert.equal((await rawPost(port, cameraPlateWithDirection('leave'))).status, 200);
+      assert.equal((await out.nextPlate('leave'))['direction'], 'away');
+      assert.equal(await post({ url: urlOf(port), plate: 'LV1', direction: 'leave', images: false }), 200);
+      assert.equal((await out.nextPlate('leave from the simulator'))['direction'], 'away');
+      assert.equal((await rawPost(port, readFileSync(resolve(CAPTURES, 'nvr-v2/line-crossing.xml')))).status, 200);
+      const event = await out.nextOther('line crossing');
+      const data = event['data'];
+      assert.ok(isRecord(data) && isRecord(data['eventInfo']));
+      const items = data['eventInfo']['item'];
+      assert.ok(Array.isArray(items) && items.length === 1, `eventInfo.item: ${JSON.stringify(items)}`);
+      out.assertDrained();
+    });
+
+    it('an invalid groups setting is a red bad group filter status and an error, no crash', async function () {
+      const port = await closedPort();
+      await deploy(eventFlow([serverDef(port)], [[PE, { groups: `Residents, ${'x'.repeat(65)}` }]]));
+      const s = await waitForStatus(PE, (st) => st.text === 'bad group filter', 'bad group filter');
+      assert.deepEqual([s.fill, s.shape], ['red', 'ring']);
     });
   });
 

@@ -86,7 +86,8 @@ describe('xml parse: truncated answers are EPARSE, never a shorter result', func
       const text = body.toString('utf8');
       assert.doesNotThrow(() => parseXml(text), name);
       for (let cut = 0; cut < rootEnd(text); cut++) expectParseError(text.slice(0, cut), `${name} cut at ${cut}`);
-      for (let cut = 0; cut < rootEnd(text); cut += 7) {
+      // Cut at 0 the post is empty: the keep-alive of the newer push (field notes), not a truncated post.
+      for (let cut = 7; cut < rootEnd(text); cut += 7) {
         assert.throws(() => parseDevicePost(body.subarray(0, cut), '10.0.0.1', 0), isParseError, `${name} posted cut at ${cut}`);
       }
     }

@@ -1,8 +1,41 @@
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
+import { optional, text } from '../params';
+import { PLATE_RULES } from '../xml/plate-input';
 import type { EventDevice, ListType } from './parse';
 
-export const LIST_TYPES: readonly ListType[] = ['whiteList', 'blackList', 'temporaryList', 'unknown'];
+export const LIST_TYPES: readonly ListType[] = ['whiteList', 'blackList', 'temporaryList', 'strangerList', 'unknown'];
+
+/** One recorder group name of the `groups` setting: at most what a device stores as a plate group. */
+export const GROUP_NAME_MAX = PLATE_RULES.group.max;
+/** The `groups` setting: names separated by commas, blank = any group. */
+export const GROUPS_SETTING = optional(
+  text({
+    max: 1024,
+    pattern: new RegExp(`^\\s*[^,]{0,${GROUP_NAME_MAX}}(\\s*,\\s*[^,]{0,${GROUP_NAME_MAX}})*$`),
+    patternText: `recorder group names separated by commas, e.g. Residents, Staff (each at most ${GROUP_NAME_MAX} characters)`,
+  }),
+);
+
+/**
+ * `'Residents, Staff'` or `['Residents']` to the set of group names a plate must be filed in
+ * (compared without regard to case or surrounding spaces); empty = any group, plates without one
+ * included.
+ */
+export function groupFilter(value: unknown): Set<string> | undefined {
+  const text = Array.isArray(value) ? value.map(String).join(',') : String(value ?? '');
+  GROUPS_SETTING.parse(text, 'Groups');
+  const names = text
+    .split(',')
+    .map((v) => v.trim().toLowerCase())
+    .filter((v) => v !== '');
+  return names.length === 0 ? undefined : new Set(names);
+}
+
+/** Whether a plate passes a `groupFilter`: one without a group passes only an empty filter. */
+export function inGroups(groups: ReadonlySet<string> | undefined, group: string | undefined): boolean {
+  return groups === undefined || (group !== undefined && groups.has(group.trim().toLowerCase()));
+}
 
 /** `['whiteList']` or `'whiteList, unknown'` to a set; empty = every list type. */
 export function listFilter(value: unknown): Set<ListType> | undefined {

@@ -1,5 +1,6 @@
 import { imageSignature } from '../content-type';
 import { IpcamError } from '../errors';
+import { MAX_CHANNEL } from '../xml/channel';
 import { child, items, parseXml, toTyped, type XmlElement, type XmlValue } from '../xml/codec';
 
 /** Who posted: from the document where it says, else the sender's address. */
@@ -10,13 +11,20 @@ export interface EventDevice {
   ip: string;
 }
 
-export type ListType = 'whiteList' | 'blackList' | 'temporaryList' | 'unknown';
+export type ListType = 'whiteList' | 'blackList' | 'temporaryList' | 'strangerList' | 'unknown';
+
+/** Which way the vehicle moves: the documented `leave` and the posted `away` are one meaning. */
+export type Direction = 'approach' | 'away';
 
 export interface PlateDetection {
   kind: 'plate';
   plate: string;
   listType: ListType;
-  direction?: string;
+  /** A recorder's user-defined plate group (`licensePlateMatchInfo/groupName`). */
+  group?: string;
+  /** The stored owner of the plate, where the device sends it (`carOwner`). */
+  owner?: string;
+  direction?: Direction;
   /** Percent. */
   confidence?: number;
   channel?: number;
@@ -54,7 +62,14 @@ export interface OtherEvent {
 
 export type DevicePost = PlateDetection | KeepAlive | AlarmStatus | OtherEvent;
 
-const LIST_TYPES = new Set(['whiteList', 'blackList', 'temporaryList']);
+const LIST_TYPES = new Set(['whiteList', 'blackList', 'temporaryList', 'strangerList']);
+const DIRECTIONS: ReadonlyMap<string, Direction> = new Map([
+  ['approach', 'approach'],
+  ['away', 'away'],
+  ['leave', 'away'],
+]);
+/** Latest instant a `Date` holds (ms since epoch): a time beyond it cannot be read. */
+const MAX_DATE_MS = 8.64e15;
 const BLOB_MARK = '@ipcam-blob:';
 
 /**
@@ -99,7 +114,11 @@ export function parseDevicePost(body: Buffer | string, senderIp: string, receive
 /** `parseDevicePost` that also says how many plate items the item cap skipped. Linear in the body size. */
 export function readDevicePost(body: Buffer | string, senderIp: string, receivedAt = Date.now(), limits: Partial<ParseLimits> = {}): ReadPost {
   const bounds: ParseLimits = { ...PARSE_LIMITS, ...limits };
-  const { xmlText, blobs } = extractImages(stripPreamble(typeof body === 'string' ? body : body.toString('utf8')));
+  if (isTrackingPost(body)) return { posts: [], ignoredItems: 0 };
+  const text = typeof body === 'string' ? body : body.toString('utf8');
+  // Cameras on the newer push (httpPostV2) keep alive with an empty POST: it names no one, so the sender is its address.
+  if (/^\s*$/.test(text)) return { posts: [{ kind: 'keepalive', device: { ip: senderIp }, time: new Date(receivedAt).toISOString() }], ignoredItems: 0 };
+  const { xmlText, blobs } = extractImages(stripPreamble(text));
   checkSize(xmlText, bounds);
   const root = parseXml(xmlText);
   const device = deviceOf(root, senderIp);
@@ -125,7 +144,28 @@ export function readDevicePost(body: Buffer | string, senderIp: string, received
     return { posts, ignoredItems: ignored };
   }
   if (smartType === '' && !child(root, 'messageType')) throw new IpcamError('EPARSE', `Unknown post: root <${root.name.slice(0, 64)}> without smartType or messageType`);
-  return one({ kind: 'event', type: smartType || (textOf(root, 'messageType') as string), time, ...(channel !== undefined && { channel }), device, data: withoutImages(toTyped(root)) });
+  return one({ kind: 'event', type: smartType || (textOf(root, 'messageType') as string), time, ...(channel !== undefined && { channel }), device, data: eventData(toTyped(root)) });
+}
+
+/**
+ * A tracking post (`<traject type="list">`, neither `smartType` nor `messageType`): 6-12 a second
+ * per moving target and never a plate. Told from the raw text before any parsing, so that they
+ * cost the plate path nothing; a plate or any other event names its `smartType` or `messageType`
+ * near the start, so for them the search stops there.
+ */
+export function isTrackingPost(body: Buffer | string): boolean {
+  return !hasTag(body, 'smartType') && !hasTag(body, 'messageType') && hasTag(body, 'traject');
+}
+
+/** Whether an element of exactly that name opens anywhere in the text (`<name>`, `<name ...`, `<name/>`). */
+function hasTag(body: Buffer | string, name: string): boolean {
+  const open = `<${name}`;
+  for (let at = body.indexOf(open); at >= 0; at = body.indexOf(open, at + open.length)) {
+    const next = typeof body === 'string' ? body.charCodeAt(at + open.length) : body[at + open.length];
+    // '>', '/', space, tab, CR, LF: the name ends here.
+    if (next === 0x3e || next === 0x2f || next === 0x20 || next === 0x09 || next === 0x0d || next === 0x0a) return true;
+  }
+  return false;
 }
 
 /**
@@ -201,6 +241,9 @@ function recorderPlates(root: XmlElement, blob: BlobReader, maxItems: number): P
     plateFields({
       plate: find(item, 'licensePlateNumber')?.text as string,
       list: textOf(item, 'vehicleListType') ?? find(item, 'vehicleListType')?.text,
+      // Recorders file plates in groups (`licensePlateMatchInfo/groupName`), often without a list type.
+      group: find(item, 'groupName')?.text,
+      owner: find(item, 'carOwner')?.text,
       direction: find(item, 'vehicleDirect')?.text ?? find(item, 'direction')?.text,
       confidence: find(item, 'PlateConfidence') ?? find(item, 'confidence'),
       channel: undefined,
@@ -215,6 +258,8 @@ function recorderPlates(root: XmlElement, blob: BlobReader, maxItems: number): P
 interface RawPlate {
   plate: string;
   list: string | undefined;
+  group?: string | undefined;
+  owner?: string | undefined;
   direction: string | undefined;
   confidence: XmlElement | undefined;
   channel: string | undefined;
@@ -224,12 +269,16 @@ interface RawPlate {
 }
 
 function plateFields(raw: RawPlate): PlateFields {
-  const out: PlateFields = { plate: raw.plate, listType: LIST_TYPES.has(raw.list ?? '') ? (raw.list as ListType) : 'unknown', images: {} };
-  if (raw.direction) out.direction = raw.direction;
+  const listType = LIST_TYPES.has(raw.list ?? '') ? (raw.list as ListType) : listTypeOfGroup(raw.group);
+  const out: PlateFields = { plate: raw.plate, listType, images: {} };
+  if (raw.group) out.group = raw.group;
+  if (raw.owner) out.owner = raw.owner;
+  const direction = directionOf(raw.direction);
+  if (direction) out.direction = direction;
   const confidence = confidenceOf(raw.confidence);
   if (confidence !== undefined) out.confidence = confidence;
-  const channel = raw.channel === undefined ? undefined : Number(raw.channel);
-  if (channel !== undefined && Number.isInteger(channel)) out.channel = channel;
+  const channel = channelNumber(raw.channel);
+  if (channel !== undefined) out.channel = channel;
   const vehicle = vehicleOf(raw.vehicle);
   if (vehicle) out.vehicle = vehicle;
   if (raw.plateImage) out.images.plate = raw.plateImage;
@@ -237,15 +286,38 @@ function plateFields(raw: RawPlate): PlateFields {
   return out;
 }
 
+/**
+ * The list a recorder's group name names, case and spaces ignored (`Whitelist`, `Allow List`,
+ * `Temporary visitors`); any other name, or none, is `unknown`: the group itself is handed on.
+ */
+export function listTypeOfGroup(group: string | undefined): ListType {
+  const name = (group ?? '').replace(/\s+/g, '').toLowerCase();
+  if (name === 'whitelist' || name === 'allowlist') return 'whiteList';
+  if (name === 'blacklist' || name === 'blocklist' || name === 'denylist') return 'blackList';
+  if (name.startsWith('temporary')) return 'temporaryList';
+  if (name.startsWith('stranger')) return 'strangerList';
+  return 'unknown';
+}
+
+/** `approach`, or `away` for both spellings of the other way; any other word is left out. */
+function directionOf(text: string | undefined): Direction | undefined {
+  return text === undefined ? undefined : DIRECTIONS.get(text.trim().toLowerCase());
+}
+
 /** `PlateConfidence count="9900"` (hundredths of a percent), or a plain number (percent or 0-1). */
 function confidenceOf(el: XmlElement | undefined): number | undefined {
   if (!el) return undefined;
   const hundredths = Number(el.attrs['count']);
-  if (el.attrs['count'] !== undefined && Number.isFinite(hundredths)) return hundredths / 100;
+  if (el.attrs['count'] !== undefined && Number.isFinite(hundredths)) return percent(hundredths / 100);
   const value = Number(el.text);
   if (el.text === '' || !Number.isFinite(value)) return undefined;
-  if (value > 100) return value / 100;
-  return value <= 1 ? value * 100 : value;
+  if (value > 100) return percent(value / 100);
+  return percent(value <= 1 ? value * 100 : value);
+}
+
+/** A percentage, or none when out of 0-100: the field is left out, the plate kept. */
+function percent(value: number): number | undefined {
+  return value >= 0 && value <= 100 ? value : undefined;
 }
 
 function vehicleOf(el: XmlElement | undefined): PlateDetection['vehicle'] | undefined {
@@ -303,18 +375,26 @@ function deviceOf(root: XmlElement, senderIp: string): EventDevice {
 }
 
 function channelOf(root: XmlElement): number | undefined {
-  const text = textOf(child(root, 'deviceInfo'), 'channelId') ?? textOf(root, 'channelId');
-  const n = Number(text);
-  return text !== undefined && Number.isInteger(n) ? n : undefined;
+  return channelNumber(textOf(child(root, 'deviceInfo'), 'channelId') ?? textOf(root, 'channelId'));
 }
 
-/** Epoch in micro-, milli- or seconds (`currentTime`), or `dataTime` as `MM-DD-YYYY hh:mm:ss AM`. */
+/** A channel number a device can have, else none: a field out of range is left out, the post kept. */
+function channelNumber(text: string | undefined): number | undefined {
+  const n = Number(text);
+  return text !== undefined && text.trim() !== '' && Number.isInteger(n) && n >= 0 && n <= MAX_CHANNEL ? n : undefined;
+}
+
+/**
+ * Epoch in micro-, milli- or seconds (`currentTime`), or `dataTime` as `MM-DD-YYYY hh:mm:ss AM`;
+ * a time no date can hold (recorders post a 20-digit `currentTime`, a firmware bug) is the
+ * receive time, as the vendor says to use.
+ */
 export function timeOf(root: XmlElement, fallback: number): string {
   const epoch = textOf(root, 'currentTime');
   if (epoch && /^\d+$/.test(epoch)) {
     const n = Number(epoch);
     const ms = n >= 1e14 ? n / 1000 : n >= 1e11 ? n : n * 1000;
-    return new Date(Math.floor(ms)).toISOString();
+    if (ms <= MAX_DATE_MS) return new Date(Math.floor(ms)).toISOString();
   }
   const formatted = textOf(root, 'dataTime') ?? textOf(root, 'dateTime');
   const parsed = formatted ? parseDeviceDate(formatted) : undefined;
@@ -428,11 +508,22 @@ function unwrapCdata(content: string): string {
   return trimmed.startsWith('<![CDATA[') && trimmed.endsWith(']]>') ? trimmed.slice(9, -3).trim() : trimmed;
 }
 
-/** Event data for flows: image fields dropped (they are large; plate events carry them decoded). */
-function withoutImages(value: XmlValue): XmlValue {
-  if (Array.isArray(value)) return value.map(withoutImages);
+/**
+ * Event data for flows: image fields dropped (they are large; plate events carry them decoded),
+ * and every `item` an array: a device sends one target as one element and two as two, with no
+ * `type="list"` to tell, so a flow reading `item[0]` works for one target as for many.
+ */
+function eventData(value: XmlValue): XmlValue {
+  if (Array.isArray(value)) return value.map(eventData);
   if (typeof value !== 'object') return value;
-  return Object.fromEntries(Object.entries(value).filter(([k]) => !k.endsWith('Base64Data')).map(([k, v]) => [k, withoutImages(v)]));
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([k]) => !k.endsWith('Base64Data'))
+      .map(([k, v]) => {
+        const data = eventData(v);
+        return [k, k === 'item' && !Array.isArray(data) ? [data] : data];
+      }),
+  );
 }
 
 const BASE64_DIGITS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';

@@ -15,7 +15,9 @@ Usage: ipcam-simulator [--port 8080] [--host 127.0.0.1] [--user admin] [--passwo
             connection closed after every answer (streams end only when the connection closes)
 Environment: IPCAM_SIM_PASSWORD sets the password without putting it on the command line.
 Control API (JSON): GET /_sim/state, GET|DELETE /_sim/requests, POST|DELETE /_sim/faults,
-  GET|DELETE /_sim/plates, POST /_sim/events (plate events, keep-alives, alarm status),
+  GET|DELETE /_sim/plates, POST /_sim/events (plate events, recorder plates by "group",
+  keep-alives ("empty": true for an empty POST), alarm status, "kind": "tracking" bursts,
+  a raw "currentTime" such as the 20-digit one of a recorder bug),
   GET|POST /_sim/io (inputs, relays, detection levels, stream faults and styles),
   POST /_sim/answer ({ "http10": true, "halfOpen": false }), GET /_sim/ptz`;
 

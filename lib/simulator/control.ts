@@ -15,7 +15,9 @@ const FAULT_KINDS = new Set<Fault['kind']>(['stall', 'drop', 'status', 'garbage'
  * `GET /_sim/state`, `GET /_sim/requests`, `POST /_sim/faults` (a Fault as JSON),
  * `DELETE /_sim/faults`, `DELETE /_sim/requests`, `GET /_sim/plates`, `DELETE /_sim/plates`,
  * `POST /_sim/plates` (paging of GetLicensePlates: `{ ignoreOffset, sendTotal, bogusTotal }`),
- * `POST /_sim/events` (post device events, see `PostEventOptions`), `GET /_sim/io`,
+ * `POST /_sim/events` (post device events, see `PostEventOptions`: plates by `group`, empty
+ * keep-alives `{ kind: 'keepalive', empty: true }`, tracking bursts `{ kind: 'tracking', count }`,
+ * a raw `currentTime` such as the 20-digit one of a recorder bug), `GET /_sim/io`,
  * `POST /_sim/io` ({ input, active } | { output, active } | { detection, group, level, threshold? } |
  * { streamFault } | { streamStyle }), `POST /_sim/answer` ({ http10?, halfOpen? } booleans), `GET /_sim/ptz`.
  */

@@ -11,14 +11,18 @@ import type { HttpPostConfig, SimulatorState } from './state';
 
 /*
  * Device posts, as the two real formats do them (captures in shared/captures/tvt-events):
- * `ipc`: a camera, `config version="1.7"`, strings in CDATA, `Content-Type: text/xml`, keep-alive;
- * `nvr`: a recorder, `config version="2.0.0"` with `messageType`, plain base64,
+ * `ipc`: a camera, `config version="1.7"`, strings in CDATA, `Content-Type: application/xml;
+ * charset=utf-8`, keep-alive connection, path-only request line; on the newer push it keeps
+ * alive with an empty POST, and while a target moves it posts tracking (`traject`) posts;
+ * `nvr`: a recorder, `config version="2.0.0"` with `messageType`, plain base64, no `type`
+ * attributes, plates filed by `groupName` without `vehicleListType`,
  * `Content-Type: application/soap+xml`, `Connection: close`, absolute URL in the request line.
+ * They speak as the field notes say devices do, not as our parser would like.
  */
 
 export type EventFormat = 'ipc' | 'nvr';
-export type EventKind = 'plate' | 'keepalive' | 'alarmStatus';
-export type EventListType = 'whiteList' | 'blackList' | 'temporaryList' | 'unknown';
+export type EventKind = 'plate' | 'keepalive' | 'alarmStatus' | 'tracking';
+export type EventListType = 'whiteList' | 'blackList' | 'temporaryList' | 'strangerList' | 'unknown';
 
 /** Who posts: a camera names itself with name/mac/sn, a recorder with name/ip/mac. */
 export interface EventIdentity {
@@ -37,12 +41,25 @@ interface CommonSpec {
   time?: number;
   /** Unit of `currentTime`: real devices send microseconds (default), some ms or s. */
   epoch?: 'us' | 'ms' | 's';
+  /**
+   * `currentTime` as sent, digits, instead of `time`: e.g. the 20-digit `18445822972087551616`
+   * some recorder firmware posts (`BROKEN_CURRENT_TIME`).
+   */
+  currentTime?: string;
 }
 
 export interface PlateEventSpec extends CommonSpec {
   plate: string;
-  /** Omitted from the document for `unknown` (as devices do for unknown or expired plates). */
+  /**
+   * Camera: `vehicleListType`, omitted for `unknown` (as devices do for unknown or expired
+   * plates). Recorder: never sent as such; the plate is filed in the group of that name
+   * (`RECORDER_LIST_GROUPS`, e.g. `Whitelist`) unless `group` names another.
+   */
   listType?: EventListType;
+  /** Recorder: the plate group it is filed in (`licensePlateMatchInfo/groupName`), e.g. `Residents`. */
+  group?: string;
+  /** Recorder: the stored owner (`licensePlateMatchInfo/carOwner`). */
+  owner?: string;
   /** `approach` / `away` (newer cameras, `vehicleDirect`). */
   direction?: string;
   /** Percent; sent as `PlateConfidence count="hundredths"`. */
@@ -68,10 +85,26 @@ export interface AlarmStatusSpec extends CommonSpec {
   active?: boolean;
 }
 
-export type KeepAliveSpec = Pick<CommonSpec, 'device'>;
+export interface KeepAliveSpec extends Pick<CommonSpec, 'device'> {
+  /** The empty POST (`Content-Length: 0`) of cameras on the newer push (httpPostV2). */
+  empty?: boolean;
+}
+
+export type TrackingSpec = Pick<CommonSpec, 'time' | 'epoch' | 'currentTime'>;
+
+/** The 20-digit `currentTime` of a known recorder firmware bug (field notes). */
+export const BROKEN_CURRENT_TIME = '18445822972087551616';
+
+/** Recorders file plates in groups; these are the names their list groups go by (the vendor's example: `Whitelist`). */
+export const RECORDER_LIST_GROUPS: Readonly<Record<Exclude<EventListType, 'unknown'>, string>> = {
+  whiteList: 'Whitelist',
+  blackList: 'Blacklist',
+  temporaryList: 'Temporary',
+  strangerList: 'Stranger',
+};
 
 const DEFAULT_IDENTITY: EventIdentity = { name: 'Simulated IPC', mac: '58:5b:69:00:00:01', sn: 'SIM0000000001', ip: '127.0.0.1' };
-const CONTENT_TYPE: Record<EventFormat, string> = { ipc: 'text/xml', nvr: 'application/soap+xml' };
+const CONTENT_TYPE: Record<EventFormat, string> = { ipc: 'application/xml; charset=utf-8', nvr: 'application/soap+xml' };
 const SMART_TYPES = 'VEHICE,VFD_MATCH,PEA,VFD,VSD,AOIENTRY,AOILEAVE,PASSLINECOUNT,TRAFFIC';
 
 let targetIds = 100;
@@ -90,6 +123,7 @@ function identity(device: Partial<EventIdentity> | undefined): EventIdentity {
 }
 
 function epochText(spec: CommonSpec): string {
+  if (spec.currentTime !== undefined) return spec.currentTime;
   const ms = Math.floor(spec.time ?? Date.now());
   if (spec.epoch === 's') return String(Math.floor(ms / 1000));
   if (spec.epoch === 'ms') return String(ms);
@@ -224,7 +258,13 @@ function recorderPlate(spec: PlateEventSpec): string {
     rect('rect', 1104, 546, 1232, 610),
     xml.el('licensePlateAttribute', [cdata('licensePlateNumber', spec.plate), plain('color', 'white')]),
   ];
-  if (spec.listType !== undefined && spec.listType !== 'unknown') item.push(plain('vehicleListType', spec.listType));
+  const group = spec.group ?? (spec.listType === undefined || spec.listType === 'unknown' ? undefined : RECORDER_LIST_GROUPS[spec.listType]);
+  if (group !== undefined || spec.owner !== undefined) {
+    const match: XmlNode[] = [];
+    if (group !== undefined) match.push(cdata('groupName', group));
+    if (spec.owner !== undefined) match.push(cdata('carOwner', spec.owner));
+    item.push(xml.el('licensePlateMatchInfo', match));
+  }
   if (spec.direction !== undefined) item.push(plain('vehicleDirect', spec.direction));
   if (spec.confidence !== undefined) item.push({ name: 'PlateConfidence', attrs: { count: Math.round(spec.confidence * 100) } });
   item.push(rect('carRect', 0, 0, 0, 0));
@@ -280,7 +320,25 @@ export function buildPlateEvent(format: EventFormat, spec: PlateEventSpec): stri
 }
 
 export function buildKeepAlive(format: EventFormat, spec: KeepAliveSpec = {}): string {
+  if (spec.empty) return '';
   return format === 'ipc' ? cameraKeepAlive(spec) : recorderKeepAlive(spec);
+}
+
+/**
+ * A camera's tracking post: where its targets are (0-10000 scale), 6-12 a second while one moves;
+ * `traject` list, neither `smartType` nor `messageType`.
+ */
+export function buildTrackingPost(spec: TrackingSpec = {}): string {
+  const id = (targetIds += 1);
+  const x = (id * 37) % 9000;
+  return buildXml({
+    name: 'config',
+    attrs: { version: '1.7', xmlns: XML_NS },
+    children: [
+      xml.text('currentTime', epochText(spec), 'tint64'),
+      xml.list('traject', [[xml.uint('targetId', id), xml.uint('targetType', 2), xml.el('rect', [xml.uint('X1', x), xml.uint('Y1', 4000), xml.uint('X2', x + 900), xml.uint('Y2', 6000)])]]),
+    ],
+  });
 }
 
 export function buildAlarmStatus(format: EventFormat, spec: AlarmStatusSpec = {}): string {
@@ -360,9 +418,10 @@ export interface PostResult {
 }
 
 /** What `sim.postEvent` / `sim.startPosting` / `POST /_sim/events` take. */
-export interface PostEventOptions extends Omit<PlateEventSpec, 'plate'>, Omit<AlarmStatusSpec, keyof CommonSpec> {
+export interface PostEventOptions extends Omit<PlateEventSpec, 'plate'>, Omit<AlarmStatusSpec, keyof CommonSpec>, Omit<KeepAliveSpec, 'device'> {
   /** Where to post (default: the URL stored by SetHttpPostConfig). */
   url?: string;
+  /** `tracking`: a camera's tracking posts (give `count` and `ratePerSecond` for a burst); `keepalive` with `empty`: the empty POST. */
   kind?: EventKind;
   format?: EventFormat;
   /** Plate text (default `SIM123`). */
@@ -389,9 +448,9 @@ export interface StartPostingOptions extends PostEventOptions {
   onError?(error: IpcamError, index: number): void;
 }
 
-const KINDS = new Set<EventKind>(['plate', 'keepalive', 'alarmStatus']);
+const KINDS = new Set<EventKind>(['plate', 'keepalive', 'alarmStatus', 'tracking']);
 const FORMATS = new Set<EventFormat>(['ipc', 'nvr']);
-const LIST_TYPES = new Set<EventListType>(['whiteList', 'blackList', 'temporaryList', 'unknown']);
+const LIST_TYPES = new Set<EventListType>(['whiteList', 'blackList', 'temporaryList', 'strangerList', 'unknown']);
 const MAX_COUNT = 1_000_000;
 const MAX_RATE = 100_000;
 const MAX_CONCURRENCY = 256;
@@ -559,7 +618,8 @@ export class EventPoster {
     const device = { ...this.ownIdentity(), ...o.device };
     const kind = o.kind ?? 'plate';
     const make = (): string => {
-      if (kind === 'keepalive') return buildKeepAlive(format, { device });
+      if (kind === 'keepalive') return buildKeepAlive(format, { device, ...(o.empty !== undefined && { empty: o.empty }) });
+      if (kind === 'tracking') return buildTrackingPost(o);
       if (kind === 'alarmStatus') return buildAlarmStatus(format, { ...o, device });
       return buildPlateEvent(format, { ...o, device, plate: o.plate ?? 'SIM123' });
     };
@@ -601,6 +661,9 @@ export function checkPostOptions(value: unknown): PostEventOptions {
   if (o['smartType'] !== undefined && o['smartType'] !== 'VEHICE' && o['smartType'] !== 'VEHICLE') throw inputError('smartType must be VEHICE or VEHICLE');
   for (const key of ['url', 'direction', 'username', 'password', 'alarm']) str(key);
   str('plate', 64);
+  str('group', 64);
+  str('owner', 64);
+  if (o['currentTime'] !== undefined && (typeof o['currentTime'] !== 'string' || !/^\d{1,24}$/.test(o['currentTime']))) throw inputError('currentTime must be 1 to 24 digits');
   if (o['plate'] === '') throw inputError('plate must not be empty');
   num('confidence', 0, 100, false);
   num('count', 0, MAX_COUNT, true);
@@ -609,7 +672,7 @@ export function checkPostOptions(value: unknown): PostEventOptions {
   num('channel', 0, 65535, true);
   num('id', 0, 65535, true);
   num('time', 0, 8.64e15, false);
-  for (const key of ['images', 'extended', 'active']) {
+  for (const key of ['images', 'extended', 'active', 'empty']) {
     if (o[key] !== undefined && typeof o[key] !== 'boolean') throw inputError(`${key} must be true or false`);
   }
   for (const key of ['scene', 'plateImage']) {

@@ -4,7 +4,7 @@ import type { Route, SimContext } from './context';
 import { SNAPSHOT_JPEG } from './images';
 import { sendBuffer, sendXml, sendXmlStatus, sendXmlSuccess, xmlBody } from './respond';
 
-/** GetDeviceInfo, as cameras answer it: a typed `deviceInfo` block. */
+/** GetDeviceInfo, as cameras answer it: a typed `deviceInfo` block with `softwareVersion` and `softwareBuildDate`. */
 export const deviceInfoRoute: Route = (ctx) => {
   if (ctx.path !== '/GetDeviceInfo') return false;
   const d = ctx.state.device;
@@ -19,8 +19,9 @@ export const deviceInfoRoute: Route = (ctx) => {
         xml.str('brand', d.brand),
         xml.str('mac', d.mac),
         xml.str('sn', d.sn),
-        xml.str('firmwareVersion', d.firmwareVersion),
-        xml.str('firmwareReleaseDate', '2026-01-01'),
+        // As real firmware names them (field notes), not as older firmware or our types do.
+        xml.str('softwareVersion', d.firmwareVersion),
+        xml.str('softwareBuildDate', '2026-01-01'),
         xml.str('hardwareVersion', d.hardwareVersion),
         xml.str('kernelVersion', '4.9.37'),
         xml.uint('audioInCount', 1),

@@ -34,7 +34,8 @@ export function parseDeviceInfo(root: XmlElement): XmlDeviceInfo {
     name: text('deviceName'),
     model: text('model'),
     brand: text('brand'),
-    firmware: text('firmwareVersion') ?? text('softwareVersion'),
+    // Real firmware names it softwareVersion (field notes); some older firmware firmwareVersion.
+    firmware: text('softwareVersion') ?? text('firmwareVersion'),
     hardware: text('hardwareVersion'),
     mac: text('mac'),
     sn: text('sn'),

@@ -233,7 +233,8 @@ interface RawPlate {
 
 function plateFields(raw: RawPlate): PlateFields {
   const out: PlateFields = { plate: raw.plate, listType: LIST_TYPES.has(raw.list ?? '') ? (raw.list as ListType) : 'unknown', images: {} };
-  if (raw.direction) out.direction = raw.direction;
+  // lib's type names the two directions it hands on now; the copy keeps what it read then.
+  if (raw.direction) out.direction = raw.direction as PlateDetection['direction'];
   const confidence = confidenceOf(raw.confidence);
   if (confidence !== undefined) out.confidence = confidence;
   const channel = raw.channel === undefined ? undefined : Number(raw.channel);
