@@ -1,3 +1,4 @@
+import { MAX_XML_ELEMENTS } from '../budgets';
 import { IpcamError } from '../errors';
 import { child, items, parseXml, toTyped, type XmlElement, type XmlValue } from '../xml/codec';
 
@@ -62,7 +63,11 @@ const BLOB_MARK = '@ipcam-blob:';
  * margin above that and keep the worst post to a short, linear parse.
  */
 export interface ParseLimits {
-  /** Elements, attributes and character references in the XML outside the image data. */
+  /**
+   * Elements, attributes and character references in the XML outside the image data: the XML
+   * codec's element budget (`MAX_XML_ELEMENTS`), counted here with attributes and references, and
+   * handed to the codec as its element budget for the post.
+   */
   maxNodes: number;
   /** Characters of XML outside the image data. */
   maxMarkup: number;
@@ -70,7 +75,7 @@ export interface ParseLimits {
   maxItems: number;
 }
 
-export const PARSE_LIMITS: Readonly<ParseLimits> = Object.freeze({ maxNodes: 10_000, maxMarkup: 256 * 1024, maxItems: 100 });
+export const PARSE_LIMITS: Readonly<ParseLimits> = Object.freeze({ maxNodes: MAX_XML_ELEMENTS, maxMarkup: 256 * 1024, maxItems: 100 });
 
 /** A post over a `ParseLimits` bound: refused before the XML parser sees it. */
 export class PostTooComplex extends IpcamError {
@@ -100,7 +105,7 @@ export function readDevicePost(body: Buffer | string, senderIp: string, received
   const bounds: ParseLimits = { ...PARSE_LIMITS, ...limits };
   const { xmlText, blobs } = extractImages(stripPreamble(typeof body === 'string' ? body : body.toString('utf8')));
   checkSize(xmlText, bounds);
-  const root = parseXml(xmlText);
+  const root = parseXml(xmlText, { maxElements: bounds.maxNodes });
   const device = deviceOf(root, senderIp);
   const time = timeOf(root, receivedAt);
   const blob = (el: XmlElement | undefined): string | undefined => {

@@ -47,8 +47,8 @@ export interface CgiAnswer {
   contentType: string;
   headers: Record<string, string | string[] | undefined>;
   body: Buffer;
-  /** The body as UTF-8 text. */
-  text: string;
+  /** The body as UTF-8 text, decoded when first read (binary answers are never read so). */
+  readonly text: string;
 }
 
 /** What an operation gives: `payload`, and message fields beside it. */

@@ -10,6 +10,10 @@ export interface XmlCall {
   /** Request document (see `buildDocument`). */
   body?: string;
   signal?: AbortSignal;
+  /** Largest answer read (bytes; default the client's). */
+  maxBytes?: number;
+  /** Most elements the answer may hold (default `MAX_XML_ELEMENTS`). */
+  maxElements?: number;
 }
 
 /**
@@ -22,6 +26,7 @@ export async function xmlCall(client: DeviceClient, call: XmlCall): Promise<XmlE
     path: call.path,
     ...(call.body !== undefined && { body: call.body, contentType: 'application/xml; charset=utf-8' }),
     ...(call.signal && { signal: call.signal }),
+    ...(call.maxBytes !== undefined && { maxBytes: call.maxBytes }),
     allowHttpError: true,
   });
   const ok = res.status >= 200 && res.status < 300;
@@ -32,7 +37,7 @@ export async function xmlCall(client: DeviceClient, call: XmlCall): Promise<XmlE
   }
   let root: XmlElement;
   try {
-    root = parseXml(res.body);
+    root = parseXml(res.body, call.maxElements === undefined ? {} : { maxElements: call.maxElements });
   } catch (err) {
     if (!ok) throw new IpcamError('EHTTP', `The device answered HTTP ${res.status} to ${call.path}`, { status: res.status });
     throw err;

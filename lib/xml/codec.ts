@@ -69,14 +69,23 @@ const builder = new XMLBuilder({
 
 type OrderedNode = Record<string, unknown>;
 
+export interface ParseOptions {
+  /**
+   * Most elements the answer may hold (default `MAX_XML_ELEMENTS`): more only where an answer
+   * legitimately holds more, e.g. a page of plates.
+   */
+  maxElements?: number;
+}
+
 /**
  * Parses a device answer to its root element. No DTD, no entities beyond the five of XML. The
  * parser closes unbalanced tags silently (a truncated answer would read as a shorter one):
  * `checkWellFormed` checks that, and the rest it does not, in one pass before it runs, and hands
- * it the text without the indentation between tags.
+ * it the text without the indentation between tags. That pass also holds the element budget
+ * (`MAX_XML_ELEMENTS`, or `opts.maxElements`): beyond it EPARSE, before the parser builds anything.
  */
-export function parseXml(input: string | Buffer): XmlElement {
-  const text = checkWellFormed(documentText(input));
+export function parseXml(input: string | Buffer, opts: ParseOptions = {}): XmlElement {
+  const text = checkWellFormed(documentText(input), opts.maxElements);
   let nodes: OrderedNode[];
   try {
     nodes = parser.parse(text) as OrderedNode[];

@@ -1,3 +1,4 @@
+import { MAX_XML_ELEMENTS } from '../budgets';
 import { IpcamError } from '../errors';
 
 /**
@@ -96,9 +97,13 @@ function isWordChar(c: number): boolean {
  * then (an element with children has only white space, which trims to nothing; a leaf with only
  * white space between its tags trims to nothing too), and the parser no longer makes a text node
  * of each indentation, a quarter of its work on an indented post.
+ *
+ * More than `maxElements` elements (`MAX_XML_ELEMENTS` unless a call allows more) is EPARSE,
+ * found at the first element beyond, before anything is built: a document of millions of tiny
+ * elements costs the scan of its first few thousand, not a parse that freezes the event loop.
  */
-export function checkWellFormed(text: string): string {
-  return new Scanner(text).run();
+export function checkWellFormed(text: string, maxElements: number = MAX_XML_ELEMENTS): string {
+  return new Scanner(text, maxElements).run();
 }
 
 /**
@@ -116,6 +121,8 @@ const ATTR_LENGTH = new Int32Array(FEW_ATTRIBUTES);
 
 class Scanner {
   private readonly text: string;
+  private readonly maxElements: number;
+  private elements = 0;
   private depth = 0;
   private rootSeen = false;
   private rootClosed = false;
@@ -129,8 +136,9 @@ class Scanner {
   /** Start and end of each stretch of white space between two tags, to leave out. */
   private readonly blanks: number[] = [];
 
-  constructor(text: string) {
+  constructor(text: string, maxElements: number) {
     this.text = text;
+    this.maxElements = maxElements;
   }
 
   run(): string {
@@ -231,6 +239,9 @@ class Scanner {
     if (p === start) this.failOrCut('it holds a "<" that starts no element', start);
     if (this.rootClosed) this.fail('it holds a second root element', lt);
     if (this.depth >= MAX_DEPTH) this.fail(`it nests elements more than ${MAX_DEPTH} deep`, lt);
+    if (++this.elements > this.maxElements) {
+      throw new IpcamError('EPARSE', `The answer holds more than ${this.maxElements} XML elements (the element budget of one answer): it is not read`);
+    }
     const nameLength = p - start;
     let attributes = 0;
     let many: Set<string> | undefined;
