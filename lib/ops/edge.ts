@@ -95,22 +95,24 @@ const RECORD_FIELDS: Record<string, keyof EdgeRecord> = {
   mediatype: 'media',
 };
 
-/** The lines of an answer, at most `max` of them (a longer answer is EPARSE: the device is not believed). */
-function linesOf(text: string, max: number, what: string): string[] {
-  const lines: string[] = [];
+/**
+ * The lines of an answer that are not blank, one at a time (a reader that has what it needs stops
+ * early), at most `max` of them (a longer answer is EPARSE: the device is not believed).
+ */
+function* linesOf(text: string, max: number, what: string): Generator<string> {
+  let count = 0;
   let from = 0;
   while (from <= text.length) {
     const at = text.indexOf('\n', from);
     const end = at < 0 ? text.length : at;
     const line = text.slice(from, end).replace(/\r/g, '');
     if (line.trim() !== '') {
-      if (lines.length >= max) throw new IpcamError('EPARSE', `The ${what} answer is longer than ${max} lines`);
-      lines.push(line);
+      if (count++ >= max) throw new IpcamError('EPARSE', `The ${what} answer is longer than ${max} lines`);
+      yield line;
     }
     if (at < 0) break;
     from = at + 1;
   }
-  return lines;
 }
 
 function recordId(value: string): number | string {
@@ -176,7 +178,10 @@ export function parseRecords(body: string, limit: number = MAX_PAGE_RECORDS): Re
     }
     const field = RECORD_FIELDS[key.slice(key.lastIndexOf('.') + 1)];
     if (field === undefined) continue;
-    if (full) continue;
+    if (full) {
+      if (counted) break;
+      continue;
+    }
     if (!current || seen.has(field)) {
       // Beyond the limit records are not read; the answer is still scanned for its count(*).
       if (records.length >= limit) {
