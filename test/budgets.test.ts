@@ -184,7 +184,6 @@ describe('answer budgets against a hostile device', function () {
 
     /** Runs `call` while counting every decoding of a Buffer of 1 MiB or more to text. */
     async function decodings<T>(call: () => Promise<T>): Promise<{ value: T; count: number }> {
-      // eslint-disable-next-line @typescript-eslint/unbound-method -- restored below
       const original = Buffer.prototype.toString;
       let count = 0;
       Buffer.prototype.toString = function (this: Buffer, ...args: Parameters<Buffer['toString']>): string {
