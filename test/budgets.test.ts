@@ -177,6 +177,17 @@ describe('answer budgets against a hostile device', function () {
       assert.throws(() => parseXml(`<config>${'<a/>'.repeat(MAX_XML_ELEMENTS)}</config>`), /more than 10000 XML elements/);
       assert.equal(parseXml(`<config>${'<a/>'.repeat(MAX_XML_ELEMENTS)}</config>`, { maxElements: MAX_XML_ELEMENTS + 1 }).children.length, MAX_XML_ELEMENTS);
     });
+
+    it('the bytes of an answer are counted as its text is: at the budget read, one over refused, markup in CDATA, comments and instructions not counted', function () {
+      const at = `<?xml version="1.0"?>\n<config a="x">${'<a b="1"/>'.repeat(MAX_XML_ELEMENTS - 2)}<b><![CDATA[${'<c>'.repeat(20_000)}]]></b><!-- ${'<d/>'.repeat(20_000)} --><?pi ${'<e/>'.repeat(20_000)}?></config>`;
+      const over = at.replace('<b>', '<b><f/>');
+      for (const form of [(text: string): string | Buffer => text, (text: string): string | Buffer => Buffer.from(text)]) {
+        const root = parseXml(form(at));
+        assert.equal(root.children.length, MAX_XML_ELEMENTS - 1);
+        assert.equal(root.children.at(-1)?.text, '<c>'.repeat(20_000));
+        assert.throws(() => parseXml(form(over)), /more than 10000 XML elements/);
+      }
+    });
   });
 
   describe('binary answers are their bytes', function () {

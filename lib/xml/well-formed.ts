@@ -22,6 +22,7 @@ const EQUALS = 0x3d;
 const GT = 0x3e;
 const QUESTION = 0x3f;
 const LBRACKET = 0x5b;
+const LT = 0x3c;
 const LOWER_X = 0x78;
 
 /** Names in an entity reference the check accepts: as fast-xml-parser's validator did, up to 20 word characters. */
@@ -104,6 +105,35 @@ function isWordChar(c: number): boolean {
  */
 export function checkWellFormed(text: string, maxElements: number = MAX_XML_ELEMENTS): string {
   return new Scanner(text, maxElements).run();
+}
+
+/** The EPARSE of a document over its element budget. */
+function tooManyElements(maxElements: number): IpcamError {
+  return new IpcamError('EPARSE', `The answer holds more than ${maxElements} XML elements (the element budget of one answer): it is not read`);
+}
+
+/**
+ * The element budget checked on the bytes of an answer, before they are decoded to text: a
+ * hostile answer of millions of elements is refused without a 30 MB string being made of it.
+ * Counts each `<` that opens a tag (not `</`, `<!`, `<?`), skipping comments, CDATA sections and
+ * processing instructions whole, with the native byte search: the count `checkWellFormed` makes,
+ * for any document without a `<` inside an attribute value (which XML forbids).
+ */
+export function checkElementBudget(bytes: Uint8Array & { indexOf(value: number | string, byteOffset?: number): number }, maxElements: number = MAX_XML_ELEMENTS): void {
+  let elements = 0;
+  for (let lt = bytes.indexOf(LT); lt >= 0; lt = bytes.indexOf(LT, lt + 1)) {
+    const c = bytes[lt + 1];
+    if (c === SLASH) continue;
+    if (c === BANG || c === QUESTION) {
+      const cdata = c === BANG && bytes[lt + 2] === LBRACKET;
+      const comment = c === BANG && bytes[lt + 2] === DASH;
+      const end = bytes.indexOf(c === QUESTION ? '?>' : cdata ? ']]>' : comment ? '-->' : '>', lt + 2);
+      if (end < 0) return;
+      lt = end;
+      continue;
+    }
+    if (++elements > maxElements) throw tooManyElements(maxElements);
+  }
 }
 
 /**
@@ -239,9 +269,7 @@ class Scanner {
     if (p === start) this.failOrCut('it holds a "<" that starts no element', start);
     if (this.rootClosed) this.fail('it holds a second root element', lt);
     if (this.depth >= MAX_DEPTH) this.fail(`it nests elements more than ${MAX_DEPTH} deep`, lt);
-    if (++this.elements > this.maxElements) {
-      throw new IpcamError('EPARSE', `The answer holds more than ${this.maxElements} XML elements (the element budget of one answer): it is not read`);
-    }
+    if (++this.elements > this.maxElements) throw tooManyElements(this.maxElements);
     const nameLength = p - start;
     let attributes = 0;
     let many: Set<string> | undefined;
