@@ -3,7 +3,7 @@
  * storage they are kept on (`sdstate?action=filelistnas` listings, `/ns/IPCamera<MAC>/...`
  * downloads), the operations of `ipcam-edgerecord`.
  */
-import { recordField, WalkBudget } from '../budgets';
+import { ownCopy, recordField, WalkBudget } from '../budgets';
 import { encodeCgi, parseKeyValues } from '../cgi/codec';
 import { IpcamError, inputError } from '../errors';
 import { echo } from '../echo';
@@ -361,7 +361,8 @@ export function parseEventNames(body: string): string[] {
     const name = (eq >= 0 ? line.slice(eq + 1) : line).trim();
     if (name === '' || name.length > TYPENAME_MAX || names.includes(name)) continue;
     if (names.length >= MAX_EVENT_NAMES) throw new IpcamError('EPARSE', `The device listed more than ${MAX_EVENT_NAMES} event names`);
-    names.push(name);
+    // A string of its own: a slice would keep the whole answer alive.
+    names.push(ownCopy(name));
   }
   return names;
 }
