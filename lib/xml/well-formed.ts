@@ -119,7 +119,7 @@ function tooManyElements(maxElements: number): IpcamError {
  * processing instructions whole, with the native byte search: the count `checkWellFormed` makes,
  * for any document without a `<` inside an attribute value (which XML forbids).
  */
-export function checkElementBudget(bytes: Uint8Array & { indexOf(value: number | string, byteOffset?: number): number }, maxElements: number = MAX_XML_ELEMENTS): void {
+export function checkElementBudget(bytes: Buffer, maxElements: number = MAX_XML_ELEMENTS): void {
   let elements = 0;
   for (let lt = bytes.indexOf(LT); lt >= 0; lt = bytes.indexOf(LT, lt + 1)) {
     const c = bytes[lt + 1];
