@@ -155,7 +155,9 @@ describe('answer budgets against a hostile device', function () {
       const walk = await runOperation(client, edgeOp('search'), { all: true });
       assert.equal((walk.payload as unknown[]).length, 3);
       assert.equal(walk.total, undefined);
-      // 2^32-1 is still a count.
+      // Two thousand digits are no total either; 2^32-1 is still a count.
+      device.settings = { ...device.settings, recordCount: '9'.repeat(2000) };
+      assert.equal((await runOperation(client, edgeOp('search'), { limit: 10 })).total, undefined);
       device.settings = { ...device.settings, recordCount: '4294967295' };
       assert.equal((await runOperation(client, edgeOp('search'), { limit: 10 })).total, 4294967295);
     });

@@ -143,8 +143,8 @@ function recordTexts(r: EdgeRecord): string[] {
 }
 
 /**
- * `count(*)`: a whole number up to `MAX_RECORD_TOTAL`; more digits than a device counts declare
- * no total (undefined) and cost nothing else: the records are read as they are.
+ * `count(*)`: a whole number up to `MAX_RECORD_TOTAL`; a larger one (any number of digits)
+ * declares no total (undefined) and costs nothing else: the records are read as they are.
  */
 function recordTotal(value: string): number | undefined {
   if (!/^\d+$/.test(value)) throw new IpcamError('EPARSE', `The edge record answer has an unreadable count(*) ${echo(value)}`);
@@ -172,7 +172,7 @@ export function parseRecords(body: string, limit: number = MAX_PAGE_RECORDS): Re
     if (eq <= 0) continue;
     const key = line.slice(0, eq).trim().toLowerCase();
     if (key === 'count(*)') {
-      total = recordTotal(recordField(line.slice(eq + 1).trim(), 'edge record answer', 'count(*)'));
+      total = recordTotal(line.slice(eq + 1).trim());
       counted = true;
       continue;
     }
