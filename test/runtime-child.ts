@@ -47,7 +47,8 @@ export interface RuntimeCpu {
  * A real Node-RED runtime in a child process with this package installed, for behaviour that
  * depends on process lifetime (crashes, leaks, redeploys). It runs with --expose-gc, and its
  * settings add one admin route, `GET /_probe`, that collects garbage and answers RSS, heap and
- * open file descriptors; and `GET /_cpu`, the process's CPU time, without collecting anything.
+ * open file descriptors; `GET /_cpu`, the process's CPU time, without collecting anything; and
+ * `GET /_loop-delay`, the longest event-loop block since the last ask.
  */
 export class ChildRuntime {
   /** Everything the runtime printed (a crash shows here). */
@@ -123,6 +124,15 @@ export class ChildRuntime {
     return (await res.json()) as RuntimeProbe;
   }
 
+  /**
+   * The longest the runtime's event loop was blocked since the last call (ms, from
+   * perf_hooks' monitorEventLoopDelay at a 10 ms resolution); each call starts a new measurement.
+   */
+  async loopDelay(): Promise<number> {
+    const res = await fetch(`${this.url}/_loop-delay`);
+    return ((await res.json()) as { maxMs: number }).maxMs;
+  }
+
   /** CPU time used so far; cheap enough to sample while measuring idle. */
   async cpu(): Promise<RuntimeCpu> {
     const res = await fetch(`${this.url}/_cpu`);
@@ -139,7 +149,9 @@ export class ChildRuntime {
 }
 
 function settingsFile(port: number, nodesDir?: string): string {
-  return `module.exports = {${nodesDir === undefined ? '' : `\n  nodesDir: ${JSON.stringify(nodesDir)},`}
+  return `const loopDelay = require('perf_hooks').monitorEventLoopDelay({ resolution: 10 });
+loopDelay.enable();
+module.exports = {${nodesDir === undefined ? '' : `\n  nodesDir: ${JSON.stringify(nodesDir)},`}
   uiHost: '127.0.0.1',
   uiPort: ${port},
   flowFile: 'flows.json',
@@ -149,6 +161,12 @@ function settingsFile(port: number, nodesDir?: string): string {
   editorTheme: { tours: false, projects: { enabled: false } },
   logging: { console: { level: 'warn', metrics: false, audit: false } },
   httpAdminMiddleware: function (req, res, next) {
+    if (req.url === '/_loop-delay') {
+      const maxMs = loopDelay.max / 1e6;
+      loopDelay.reset();
+      res.setHeader('content-type', 'application/json');
+      return res.end(JSON.stringify({ maxMs: maxMs }));
+    }
     if (req.url === '/_cpu') {
       res.setHeader('content-type', 'application/json');
       return res.end(JSON.stringify(process.cpuUsage()));

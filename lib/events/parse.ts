@@ -1,4 +1,5 @@
 import { imageSignature } from '../content-type';
+import { MAX_XML_ELEMENTS } from '../budgets';
 import { IpcamError } from '../errors';
 import { MAX_CHANNEL } from '../xml/channel';
 import { child, items, parseXml, toTyped, type XmlElement, type XmlValue } from '../xml/codec';
@@ -78,7 +79,11 @@ const BLOB_MARK = '@ipcam-blob:';
  * margin above that and keep the worst post to a short, linear parse.
  */
 export interface ParseLimits {
-  /** Elements, attributes and character references in the XML outside the image data. */
+  /**
+   * Elements, attributes and character references in the XML outside the image data: the XML
+   * codec's element budget (`MAX_XML_ELEMENTS`), counted here with attributes and references, and
+   * handed to the codec as its element budget for the post.
+   */
   maxNodes: number;
   /** Characters of XML outside the image data. */
   maxMarkup: number;
@@ -86,7 +91,7 @@ export interface ParseLimits {
   maxItems: number;
 }
 
-export const PARSE_LIMITS: Readonly<ParseLimits> = Object.freeze({ maxNodes: 10_000, maxMarkup: 256 * 1024, maxItems: 100 });
+export const PARSE_LIMITS: Readonly<ParseLimits> = Object.freeze({ maxNodes: MAX_XML_ELEMENTS, maxMarkup: 256 * 1024, maxItems: 100 });
 
 /** A post over a `ParseLimits` bound: refused before the XML parser sees it. */
 export class PostTooComplex extends IpcamError {
@@ -120,7 +125,7 @@ export function readDevicePost(body: Buffer | string, senderIp: string, received
   if (/^\s*$/.test(text)) return { posts: [{ kind: 'keepalive', device: { ip: senderIp }, time: new Date(receivedAt).toISOString() }], ignoredItems: 0 };
   const { xmlText, blobs } = extractImages(stripPreamble(text));
   checkSize(xmlText, bounds);
-  const root = parseXml(xmlText);
+  const root = parseXml(xmlText, { maxElements: bounds.maxNodes });
   const device = deviceOf(root, senderIp);
   const time = timeOf(root, receivedAt);
   const blob = (el: XmlElement | undefined): string | undefined => {

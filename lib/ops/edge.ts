@@ -3,6 +3,7 @@
  * storage they are kept on (`sdstate?action=filelistnas` listings, `/ns/IPCamera<MAC>/...`
  * downloads), the operations of `ipcam-edgerecord`.
  */
+import { ownCopy, recordField, WalkBudget } from '../budgets';
 import { encodeCgi, parseKeyValues } from '../cgi/codec';
 import { IpcamError, inputError } from '../errors';
 import { FALLBACK_TYPE, handedOnType } from '../content-type';
@@ -43,8 +44,14 @@ export const MAC_PATTERN = /^[0-9A-Fa-f]{2}(?:[:-]?[0-9A-Fa-f]{2}){5}$/;
 export const MAX_WALK_PAGES = 1000;
 /** Most lines read from one edgerecord answer (99 records of 10 lines need about 1000). */
 export const MAX_ANSWER_LINES = 4096;
-/** Most records taken from one page, whatever the device sends. */
+/**
+ * Most records read from one answer when no limit is given. A page is read up to the `limit`
+ * asked: the records a device sends beyond it are not read (and do not make the page count as
+ * more than full).
+ */
 export const MAX_PAGE_RECORDS = 400;
+/** The largest `count(*)` read as a total (the devices count in 32 bits); a larger one declares no total. */
+export const MAX_RECORD_TOTAL = 0xffff_ffff;
 /** Most event names taken from one answer. */
 export const MAX_EVENT_NAMES = 256;
 /** Most entries taken from one storage listing. */
@@ -53,8 +60,8 @@ export const MAX_LISTING_ENTRIES = 5000;
 export const MAX_DOWNLOAD_BYTES = 32 * 1024 * 1024;
 /** Largest edgerecord or listing answer read. */
 const MAX_TEXT_ANSWER_BYTES = 2 * 1024 * 1024;
-/** Longest field value kept from a record or listing line. */
-const MAX_FIELD = 256;
+/** Longest name a storage path can hold: a longer listing entry is left out (it could not be downloaded). */
+const MAX_NAME = 255;
 
 // ---------------------------------------------------------------------------------------------
 // Records
@@ -89,22 +96,24 @@ const RECORD_FIELDS: Record<string, keyof EdgeRecord> = {
   mediatype: 'media',
 };
 
-/** The lines of an answer, at most `max` of them (a longer answer is EPARSE: the device is not believed). */
-function linesOf(text: string, max: number, what: string): string[] {
-  const lines: string[] = [];
+/**
+ * The lines of an answer that are not blank, one at a time (a reader that has what it needs stops
+ * early), at most `max` of them (a longer answer is EPARSE: the device is not believed).
+ */
+function* linesOf(text: string, max: number, what: string): Generator<string> {
+  let count = 0;
   let from = 0;
   while (from <= text.length) {
     const at = text.indexOf('\n', from);
     const end = at < 0 ? text.length : at;
     const line = text.slice(from, end).replace(/\r/g, '');
     if (line.trim() !== '') {
-      if (lines.length >= max) throw new IpcamError('EPARSE', `The ${what} answer is longer than ${max} lines`);
-      lines.push(line);
+      if (count++ >= max) throw new IpcamError('EPARSE', `The ${what} answer is longer than ${max} lines`);
+      yield line;
     }
     if (at < 0) break;
     from = at + 1;
   }
-  return lines;
 }
 
 function recordId(value: string): number | string {
@@ -122,13 +131,40 @@ function emptyRecord(): EdgeRecord {
   return { name: '', recordId: '', start: '', stop: '', duration: null, trigger: '', recordingType: '', complete: false, storage: '', media: '' };
 }
 
+/** Records of one answer; `cut` when it held more than were read. */
+export interface RecordPage {
+  records: EdgeRecord[];
+  total: number | undefined;
+  cut: boolean;
+}
+
+/** The text fields of a record, as a walk counts them against its budget. */
+function recordTexts(r: EdgeRecord): string[] {
+  return [r.name, String(r.recordId), r.start, r.stop, r.trigger, r.recordingType, r.storage, r.media];
+}
+
+/**
+ * `count(*)`: a whole number up to `MAX_RECORD_TOTAL`; a larger one (any number of digits)
+ * declares no total (undefined) and costs nothing else: the records are read as they are.
+ */
+function recordTotal(value: string): number | undefined {
+  if (!/^\d+$/.test(value)) throw new IpcamError('EPARSE', `The edge record answer has an unreadable count(*) ${echo(value)}`);
+  const total = Number(value);
+  return Number.isSafeInteger(total) && total <= MAX_RECORD_TOTAL ? total : undefined;
+}
+
 /**
  * `count(*)=<n>` and per record its `Name=`, `RecordID=`, `StartTime=`... lines (spec 4.15).
  * Keys are read without regard to case and to a prefix such as `root.` or `record1.`; a record
- * ends where one of its keys comes again.
+ * ends where one of its keys comes again. At most `limit` records are read; the rest are not.
+ * A field longer than `MAX_RECORD_FIELD_BYTES` is EPARSE; each is a string of its own, never a
+ * slice that keeps the answer alive. `total` is undefined when `count(*)` is too large to be a
+ * count (no total declared).
  */
-export function parseRecords(body: string): { records: EdgeRecord[]; total: number } {
+export function parseRecords(body: string, limit: number = MAX_PAGE_RECORDS): RecordPage {
   let total: number | undefined;
+  let counted = false;
+  let full = false;
   const records: EdgeRecord[] = [];
   let current: EdgeRecord | undefined;
   let seen = new Set<string>();
@@ -136,21 +172,29 @@ export function parseRecords(body: string): { records: EdgeRecord[]; total: numb
     const eq = line.indexOf('=');
     if (eq <= 0) continue;
     const key = line.slice(0, eq).trim().toLowerCase();
-    const value = line.slice(eq + 1).trim().slice(0, MAX_FIELD);
     if (key === 'count(*)') {
-      if (!/^\d{1,9}$/.test(value)) throw new IpcamError('EPARSE', `The edge record answer has an unreadable count(*) ${echo(value)}`);
-      total = Number(value);
+      total = recordTotal(line.slice(eq + 1).trim());
+      counted = true;
       continue;
     }
     const field = RECORD_FIELDS[key.slice(key.lastIndexOf('.') + 1)];
     if (field === undefined) continue;
+    if (full) {
+      if (counted) break;
+      continue;
+    }
     if (!current || seen.has(field)) {
-      if (records.length >= MAX_PAGE_RECORDS) throw new IpcamError('EPARSE', `The edge record answer holds more than ${MAX_PAGE_RECORDS} records`);
+      // Beyond the limit records are not read; the answer is still scanned for its count(*).
+      if (records.length >= limit) {
+        full = true;
+        continue;
+      }
       current = emptyRecord();
       records.push(current);
       seen = new Set();
     }
     seen.add(field);
+    const value = recordField(line.slice(eq + 1).trim(), 'edge record', field);
     switch (field) {
       case 'recordId':
         current.recordId = recordId(value);
@@ -165,11 +209,11 @@ export function parseRecords(body: string): { records: EdgeRecord[]; total: numb
         current[field] = value;
     }
   }
-  if (total === undefined) {
+  if (!counted) {
     if (records.length === 0 && body.trim() !== '') throw new IpcamError('EPARSE', 'The answer is not an edge record list (no count(*) and no record)');
     total = records.length;
   }
-  return { records, total };
+  return { records, total, cut: full };
 }
 
 const searchParams = shape({
@@ -192,9 +236,10 @@ function searchQuery(p: SearchParams, sort: 'asc' | 'desc', from: string | undef
   return query;
 }
 
-async function searchPage(ctx: OpContext, p: SearchParams, sort: 'asc' | 'desc', from: string | undefined): Promise<{ records: EdgeRecord[]; total: number }> {
+/** One page: the records up to the limit asked (a device sending more is read that far). */
+async function searchPage(ctx: OpContext, p: SearchParams, sort: 'asc' | 'desc', from: string | undefined): Promise<RecordPage> {
   const answer = await ctx.cgi({ path: EDGERECORD_PATH, query: searchQuery(p, sort, from), maxBytes: MAX_TEXT_ANSWER_BYTES, what: 'edge record search', names: ['sort', 'trigtype', 'fromdate', 'todate', 'limit', 'typename'] });
-  return parseRecords(answer.text);
+  return parseRecords(answer.text, p.limit ?? RECORD_LIMIT_DEFAULT);
 }
 
 const DEVICE_TIME = dateTime();
@@ -218,49 +263,70 @@ function walkTime(start: string | undefined): string {
 /**
  * Every record of the range, oldest first. Pages are asked forward in time, each from the latest
  * start time of the page before; that second is asked again (records sharing it may not all have
- * fitted), so records are told apart by all their fields and each is kept once. A full page of
- * one single second cannot be paged past with `fromdate`: that second is read whole
- * (`fromdate` = `todate` = it, the largest page) and the walk goes on from the next second.
- * A short page ends the walk. A full page with nothing new, or a device that goes back in time,
- * is EDEVICE (it repeats itself: it ignores `fromdate`); so are more records in one second than
- * the largest page, and more than `MAX_WALK_PAGES` pages.
+ * fitted), so records of that second are told apart by all their fields and each is kept once;
+ * a record before it was read on an earlier page and is not kept again. A full page of one single
+ * second cannot be paged past with `fromdate`: that second is read whole (`fromdate` = `todate` =
+ * it, the largest page) and the walk goes on from the next second. A short page ends the walk; a
+ * page holding more records than asked is read up to the limit and counts as full. A full page
+ * with nothing new, or a device that goes back in time, is EDEVICE (it repeats itself: it ignores
+ * `fromdate`); so are more records in one second than the largest page, more than
+ * `MAX_WALK_PAGES` pages and more record text than the walk budget `MAX_WALK_BYTES`.
  */
-async function walkRecords(ctx: OpContext, p: SearchParams): Promise<{ records: EdgeRecord[]; total: number }> {
-  const seen = new Set<string>();
+async function walkRecords(ctx: OpContext, p: SearchParams): Promise<{ records: EdgeRecord[]; total: number | undefined }> {
   const records: EdgeRecord[] = [];
+  const budget = new WalkBudget('edge record walk');
+  const pageSize = p.limit ?? RECORD_LIMIT.max;
+  let from = p.from;
+  /** After the first page: a record before `from` was read on an earlier page. */
+  let walked = false;
+  /** The records kept that start at `from`, as keys: the only ones a page can repeat. At most two pages of them. */
+  let boundary = new Set<string>();
   const keep = (record: EdgeRecord): boolean => {
-    const key = JSON.stringify(record);
-    if (seen.has(key)) return false;
-    seen.add(key);
+    if (from !== undefined && walked && record.start < from) return false;
+    if (record.start === from) {
+      const key = JSON.stringify(record);
+      if (boundary.has(key)) return false;
+      boundary.add(key);
+    }
+    budget.spend(recordTexts(record));
     records.push(record);
     return true;
   };
-  const pageSize = p.limit ?? RECORD_LIMIT.max;
-  let from = p.from;
+  /** The keys of a page's records that start at `second`: the boundary once the walk goes on from it. */
+  const keysAt = (page: EdgeRecord[], second: string): Set<string> => new Set(page.filter((r) => r.start === second).map((r) => JSON.stringify(r)));
   let total: number | undefined;
   for (let page = 0; page < MAX_WALK_PAGES; page++) {
     const answer = await searchPage(ctx, { ...p, limit: pageSize }, 'asc', from);
-    total ??= answer.total;
+    if (!walked) total = answer.total;
     let fresh = 0;
     for (const record of answer.records) if (keep(record)) fresh++;
+    walked = true;
     if (answer.records.length < pageSize) return { records, total };
     const starts = answer.records.map((r) => r.start).sort();
     const latest = walkTime(starts.at(-1));
     if (from !== undefined && latest < from) throw new IpcamError('EDEVICE', `The device answered records from before ${from}: it ignores fromdate; nothing more can be read`);
     if (starts[0] === latest) {
+      if (latest !== from) {
+        from = latest;
+        boundary = keysAt(answer.records, latest);
+      }
       const second = await searchPage(ctx, { ...p, to: latest, limit: RECORD_LIMIT.max }, 'asc', latest);
       const same = second.records.filter((r) => r.start === latest);
-      if (second.total > RECORD_LIMIT.max || same.length < second.total) {
-        throw new IpcamError('EDEVICE', `More than ${Math.min(second.total, RECORD_LIMIT.max)} records start at ${latest} and the device pages by start time only: they cannot all be read`);
+      // Without a count the device may hold more of that second than it sent or than were read.
+      const declared = second.total ?? (second.cut || second.records.length >= RECORD_LIMIT.max ? Infinity : second.records.length);
+      if (declared > RECORD_LIMIT.max || same.length < declared) {
+        throw new IpcamError('EDEVICE', `More than ${Math.min(declared, RECORD_LIMIT.max)} records start at ${latest} and the device pages by start time only: they cannot all be read`);
       }
       for (const record of same) keep(record);
       from = nextSecond(latest);
+      boundary = new Set();
       if (p.to !== undefined && from > p.to) return { records, total };
       continue;
     }
     if (fresh === 0) {
       throw new IpcamError('EDEVICE', `The device answered the same ${pageSize} records again from ${from ?? 'the start'}: it ignores fromdate; nothing more can be read`);
     }
+    if (latest !== from) boundary = keysAt(answer.records, latest);
     from = latest;
   }
   throw new IpcamError('EDEVICE', `The device sent more than ${MAX_WALK_PAGES} pages of records: stopped (give a shorter from-to range)`);
@@ -296,7 +362,8 @@ export function parseEventNames(body: string): string[] {
     const name = (eq >= 0 ? line.slice(eq + 1) : line).trim();
     if (name === '' || name.length > TYPENAME_MAX || names.includes(name)) continue;
     if (names.length >= MAX_EVENT_NAMES) throw new IpcamError('EPARSE', `The device listed more than ${MAX_EVENT_NAMES} event names`);
-    names.push(name);
+    // A string of its own: a slice would keep the whole answer alive.
+    names.push(ownCopy(name));
   }
   return names;
 }
@@ -394,9 +461,11 @@ export function parseListing(body: string, directory: readonly string[]): { entr
     if (!match) continue;
     const [, type, size, date, rawName] = match as unknown as [string, string, string, string, string];
     const name = type === 'l' ? rawName.replace(/ -> .*$/, '') : rawName;
-    if (name === '.' || name === '..' || name.includes('/') || name.includes('\\') || name.length > MAX_FIELD) continue;
+    if (name === '.' || name === '..' || name.includes('/') || name.includes('\\') || name.length > MAX_NAME) continue;
     if (entries.length >= MAX_LISTING_ENTRIES) throw new IpcamError('EPARSE', `The storage listing holds more than ${MAX_LISTING_ENTRIES} entries`);
-    entries.push({ name, path: [...directory, name].join('/'), size: Number(size), date: date.replace(/\s+/g, ' '), directory: type === 'd' });
+    // Strings of their own: a slice of the answer would keep all of it.
+    const kept = recordField(name, 'storage entry', 'name');
+    entries.push({ name: kept, path: [...directory, kept].join('/'), size: Number(size), date: recordField(date.replace(/\s+/g, ' '), 'storage entry', 'date'), directory: type === 'd' });
   }
   if (total === undefined && entries.length === 0 && body.trim() !== '') throw new IpcamError('EPARSE', 'The answer is not a storage listing (no Total line and no entry)');
   return { entries, total: total ?? entries.length };

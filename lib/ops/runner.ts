@@ -34,6 +34,26 @@ function isText(contentType: string): boolean {
   return type === '' || type.startsWith('text/');
 }
 
+/**
+ * A CGI answer whose text is decoded when first read, and only then: a download, a backup or a
+ * picture is handed on as its bytes and never becomes a string too (a 31 MiB file would be a
+ * 62 MB string beside its Buffer).
+ */
+export function cgiAnswer(status: number, contentType: string, headers: CgiAnswer['headers'], body: Buffer, secrets: readonly string[]): CgiAnswer {
+  let text: string | undefined;
+  return {
+    status,
+    contentType,
+    headers,
+    body,
+    secrets,
+    get text(): string {
+      text ??= body.toString('utf8');
+      return text;
+    },
+  };
+}
+
 export function contextFor(client: DeviceClient, options: RunOptions = {}): OpContext {
   const signal = options.signal;
   const carried = options.secrets ?? [];
@@ -59,8 +79,7 @@ export function contextFor(client: DeviceClient, options: RunOptions = {}): OpCo
         const failure = cgiFailure(res.body, { what: request.what ?? `request ${request.path}`, names: request.names ?? [], secrets });
         if (failure) throw failure;
       }
-      const answer: CgiAnswer = { status: res.status, contentType: res.contentType, headers: res.headers, body: res.body, text: res.body.toString('utf8'), secrets };
-      return answer;
+      return cgiAnswer(res.status, res.contentType, res.headers, res.body, secrets);
     },
     xml(request) {
       return xmlCall(client, {

@@ -57,8 +57,8 @@ export interface CgiAnswer {
   contentType: string;
   headers: Record<string, string | string[] | undefined>;
   body: Buffer;
-  /** The body as UTF-8 text. */
-  text: string;
+  /** The body as UTF-8 text, decoded when first read (binary answers are never read so). */
+  readonly text: string;
   /**
    * What the device's words in this answer must not hold to be shown (`holdsSecret`): the
    * device's credentials, the call's secret parameters and the request's own.

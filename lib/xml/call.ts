@@ -12,6 +12,10 @@ export interface XmlCall {
   signal?: AbortSignal;
   /** Secrets the call carries besides the device's credentials (a new password): device words holding any part of one are withheld. */
   secrets?: readonly string[];
+  /** Largest answer read (bytes; default the client's). */
+  maxBytes?: number;
+  /** Most elements the answer may hold (default `MAX_XML_ELEMENTS`). */
+  maxElements?: number;
 }
 
 /**
@@ -24,6 +28,7 @@ export async function xmlCall(client: DeviceClient, call: XmlCall): Promise<XmlE
     path: call.path,
     ...(call.body !== undefined && { body: call.body, contentType: 'application/xml; charset=utf-8' }),
     ...(call.signal && { signal: call.signal }),
+    ...(call.maxBytes !== undefined && { maxBytes: call.maxBytes }),
     allowHttpError: true,
   });
   const ok = res.status >= 200 && res.status < 300;
@@ -34,7 +39,7 @@ export async function xmlCall(client: DeviceClient, call: XmlCall): Promise<XmlE
   }
   let root: XmlElement;
   try {
-    root = parseXml(res.body);
+    root = parseXml(res.body, call.maxElements === undefined ? {} : { maxElements: call.maxElements });
   } catch (err) {
     if (!ok) throw new IpcamError('EHTTP', `The device answered HTTP ${res.status} to ${call.path}`, { status: res.status });
     throw err;

@@ -3,7 +3,7 @@ import { IpcamError, inputError } from '../errors';
 import { echo } from '../echo';
 import { notXmlChar } from '../params';
 import { XML_REFERENCES } from './references';
-import { checkWellFormed, MAX_DEPTH } from './well-formed';
+import { checkElementBudget, checkWellFormed, MAX_DEPTH } from './well-formed';
 
 /** Namespace of every document of the XML interface (field notes: the same on all firmware seen). */
 export const XML_NS = 'http://www.ipc.com/ver10';
@@ -69,14 +69,25 @@ const builder = new XMLBuilder({
 
 type OrderedNode = Record<string, unknown>;
 
+export interface ParseOptions {
+  /**
+   * Most elements the answer may hold (default `MAX_XML_ELEMENTS`): more only where an answer
+   * legitimately holds more, e.g. a page of plates.
+   */
+  maxElements?: number;
+}
+
 /**
  * Parses a device answer to its root element. No DTD, no entities beyond the five of XML. The
  * parser closes unbalanced tags silently (a truncated answer would read as a shorter one):
  * `checkWellFormed` checks that, and the rest it does not, in one pass before it runs, and hands
- * it the text without the indentation between tags.
+ * it the text without the indentation between tags. That pass also holds the element budget
+ * (`MAX_XML_ELEMENTS`, or `opts.maxElements`): beyond it EPARSE, before the parser builds anything;
+ * an answer's bytes are counted before they are even decoded.
  */
-export function parseXml(input: string | Buffer): XmlElement {
-  const text = checkWellFormed(documentText(input));
+export function parseXml(input: string | Buffer, opts: ParseOptions = {}): XmlElement {
+  if (typeof input !== 'string') checkElementBudget(input, opts.maxElements);
+  const text = checkWellFormed(documentText(input), opts.maxElements);
   let nodes: OrderedNode[];
   try {
     nodes = parser.parse(text) as OrderedNode[];

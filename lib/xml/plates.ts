@@ -1,3 +1,4 @@
+import { recordField, WalkBudget } from '../budgets';
 import { IpcamError, inputError } from '../errors';
 import { checkWhole } from '../params';
 import type { DeviceClient } from '../transport/client';
@@ -53,6 +54,20 @@ interface BatchOptions extends CallOptions {
 export const MAX_PLATES_PER_ADD = 100;
 /** Page size for reading the whole database. */
 export const QUERY_PAGE = 100;
+/**
+ * Plates one GetLicensePlates answer may hold: a device that ignores `maxResult` sends a page of
+ * its own size (up to 1000 seen in the field); the plates beyond the asked count are not read.
+ */
+export const MAX_PAGE_PLATES = 1000;
+/** Elements of one plate item: the item and its eight fields, with room for a few more. */
+const PLATE_ITEM_ELEMENTS = 16;
+/** The element budget of one page answer: more than the codec's default, as a 1000-plate page holds. */
+export const PLATE_PAGE_MAX_ELEMENTS = MAX_PAGE_PLATES * PLATE_ITEM_ELEMENTS + 64;
+/**
+ * The byte budget of one page answer: 1000 plates with every field at `MAX_RECORD_FIELD_BYTES`
+ * (1000 plates of real sizes are under 1 MB).
+ */
+export const PLATE_PAGE_MAX_BYTES = 16 * 1024 * 1024;
 const PLATE_VERSION = '2.1.0';
 const CODE_EXISTS = 203;
 /** Codes that concern one plate (range error, plate library errors); anything else fails the whole call. */
@@ -135,7 +150,8 @@ export const MAX_PAGES = Math.ceil(MAX_PLATES / QUERY_PAGE);
  * Reads plates of a group: one page for a given `limit`, else every page up to `total`. Paging
  * ends on an empty or short page or at the declared total; a page starting with the plate the
  * previous one started with (a device ignoring `resultOffset`) or more than `maxPages` pages is
- * EDEVICE, never a loop.
+ * EDEVICE, never a loop. Every field is held to `MAX_RECORD_FIELD_BYTES` (EPARSE beyond) and the
+ * plates kept to the walk budget `MAX_WALK_BYTES` (EDEVICE beyond).
  */
 export async function queryPlates(client: DeviceClient, query: PlateQuery = {}, opts: QueryOptions = {}): Promise<{ plates: PlateRecord[]; total: number }> {
   const maxPages = checkWhole(opts.maxPages ?? MAX_PAGES, 'maxPages', 1, MAX_PAGES);
@@ -144,6 +160,7 @@ export async function queryPlates(client: DeviceClient, query: PlateQuery = {}, 
   const limit = query.limit === undefined ? undefined : checkWhole(query.limit, 'limit', 1, MAX_PLATES);
 
   const plates: PlateRecord[] = [];
+  const budget = new WalkBudget('read of the plate list');
   let total: number | undefined;
   let previousFirst: string | undefined;
   let previousOffset = 0;
@@ -151,9 +168,9 @@ export async function queryPlates(client: DeviceClient, query: PlateQuery = {}, 
     if (pages >= maxPages) throw tooManyPages(maxPages);
     const wanted = limit === undefined ? QUERY_PAGE : Math.min(QUERY_PAGE, limit - plates.length);
     const resultOffset = offset + plates.length + 1;
-    const page = await queryPage(client, group, resultOffset, wanted, pages === 0, opts.signal);
     // A device that ignores maxResult: the rest of its page is read as the next page.
-    const got = page.plates.slice(0, wanted);
+    const page = await queryPage(client, group, resultOffset, wanted, pages === 0, opts.signal);
+    const got = page.plates;
     if (page.total !== undefined) total = page.total;
     if (got.length === 0) break;
     // A page starting where the one before started is the device going back, not paging on.
@@ -161,7 +178,10 @@ export async function queryPlates(client: DeviceClient, query: PlateQuery = {}, 
     if (first === previousFirst) throw repeatedPage(resultOffset, previousOffset);
     previousFirst = first;
     previousOffset = resultOffset;
-    plates.push(...got);
+    for (const plate of got) {
+      budget.spend(Object.values(plate));
+      plates.push(plate);
+    }
     // Without a declared total, a full page means there may be more.
     const more = total === undefined ? got.length === wanted : offset + plates.length < total;
     if (!more || (limit !== undefined && plates.length >= limit)) break;
@@ -187,7 +207,7 @@ async function queryPage(client: DeviceClient, group: string, resultOffset: numb
   ]);
   let root: XmlElement;
   try {
-    root = await xmlCall(client, { path: '/GetLicensePlates', body, signal });
+    root = await xmlCall(client, { path: '/GetLicensePlates', body, signal, maxBytes: PLATE_PAGE_MAX_BYTES, maxElements: PLATE_PAGE_MAX_ELEMENTS });
   } catch (err) {
     // Spec: an empty database answers errorCode 20; that is an empty list, not a failure. After
     // the first page it only says there is nothing more, not that the group is empty.
@@ -195,7 +215,8 @@ async function queryPage(client: DeviceClient, group: string, resultOffset: numb
     throw err;
   }
   const list = child(root, 'licensePlates');
-  const plates = items(list).map(toRecord);
+  // Only the plates asked for are read: the rest of an oversized page is never copied.
+  const plates = items(list).slice(0, maxResult).map(toRecord);
   return { plates, ...declaredTotal(list?.attrs['total']) };
 }
 
@@ -206,8 +227,9 @@ function declaredTotal(text: string | undefined): { total?: number } {
   return total <= MAX_PLATES ? { total } : {};
 }
 
+/** A plate of an answer, each field within its budget and a string of its own (never a slice of the page). */
 function toRecord(item: XmlElement): PlateRecord {
-  const text = (name: string): string => child(item, name)?.text ?? '';
+  const text = (name: string): string => recordField(child(item, name)?.text ?? '', 'plate', name);
   return {
     plate: text('licensePlateNumber'),
     group: text('groupId'),

@@ -1,3 +1,4 @@
+import { MAX_XML_ELEMENTS } from '../budgets';
 import { IpcamError } from '../errors';
 
 /**
@@ -21,6 +22,7 @@ const EQUALS = 0x3d;
 const GT = 0x3e;
 const QUESTION = 0x3f;
 const LBRACKET = 0x5b;
+const LT = 0x3c;
 const LOWER_X = 0x78;
 
 /** Names in an entity reference the check accepts: as fast-xml-parser's validator did, up to 20 word characters. */
@@ -96,9 +98,42 @@ function isWordChar(c: number): boolean {
  * then (an element with children has only white space, which trims to nothing; a leaf with only
  * white space between its tags trims to nothing too), and the parser no longer makes a text node
  * of each indentation, a quarter of its work on an indented post.
+ *
+ * More than `maxElements` elements (`MAX_XML_ELEMENTS` unless a call allows more) is EPARSE,
+ * found at the first element beyond, before anything is built: a document of millions of tiny
+ * elements costs the scan of its first few thousand, not a parse that freezes the event loop.
  */
-export function checkWellFormed(text: string): string {
-  return new Scanner(text).run();
+export function checkWellFormed(text: string, maxElements: number = MAX_XML_ELEMENTS): string {
+  return new Scanner(text, maxElements).run();
+}
+
+/** The EPARSE of a document over its element budget. */
+function tooManyElements(maxElements: number): IpcamError {
+  return new IpcamError('EPARSE', `The answer holds more than ${maxElements} XML elements (the element budget of one answer): it is not read`);
+}
+
+/**
+ * The element budget checked on the bytes of an answer, before they are decoded to text: a
+ * hostile answer of millions of elements is refused without a 30 MB string being made of it.
+ * Counts each `<` that opens a tag (not `</`, `<!`, `<?`), skipping comments, CDATA sections and
+ * processing instructions whole, with the native byte search: the count `checkWellFormed` makes,
+ * for any document without a `<` inside an attribute value (which XML forbids).
+ */
+export function checkElementBudget(bytes: Buffer, maxElements: number = MAX_XML_ELEMENTS): void {
+  let elements = 0;
+  for (let lt = bytes.indexOf(LT); lt >= 0; lt = bytes.indexOf(LT, lt + 1)) {
+    const c = bytes[lt + 1];
+    if (c === SLASH) continue;
+    if (c === BANG || c === QUESTION) {
+      const cdata = c === BANG && bytes[lt + 2] === LBRACKET;
+      const comment = c === BANG && bytes[lt + 2] === DASH;
+      const end = bytes.indexOf(c === QUESTION ? '?>' : cdata ? ']]>' : comment ? '-->' : '>', lt + 2);
+      if (end < 0) return;
+      lt = end;
+      continue;
+    }
+    if (++elements > maxElements) throw tooManyElements(maxElements);
+  }
 }
 
 /**
@@ -116,6 +151,8 @@ const ATTR_LENGTH = new Int32Array(FEW_ATTRIBUTES);
 
 class Scanner {
   private readonly text: string;
+  private readonly maxElements: number;
+  private elements = 0;
   private depth = 0;
   private rootSeen = false;
   private rootClosed = false;
@@ -129,8 +166,9 @@ class Scanner {
   /** Start and end of each stretch of white space between two tags, to leave out. */
   private readonly blanks: number[] = [];
 
-  constructor(text: string) {
+  constructor(text: string, maxElements: number) {
     this.text = text;
+    this.maxElements = maxElements;
   }
 
   run(): string {
@@ -231,6 +269,7 @@ class Scanner {
     if (p === start) this.failOrCut('it holds a "<" that starts no element', start);
     if (this.rootClosed) this.fail('it holds a second root element', lt);
     if (this.depth >= MAX_DEPTH) this.fail(`it nests elements more than ${MAX_DEPTH} deep`, lt);
+    if (++this.elements > this.maxElements) throw tooManyElements(this.maxElements);
     const nameLength = p - start;
     let attributes = 0;
     let many: Set<string> | undefined;
