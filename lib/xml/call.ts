@@ -10,6 +10,8 @@ export interface XmlCall {
   /** Request document (see `buildDocument`). */
   body?: string;
   signal?: AbortSignal;
+  /** A command sent on the device's control lane (PTZ), never behind slow answers. */
+  control?: boolean;
 }
 
 /**
@@ -22,6 +24,7 @@ export async function xmlCall(client: DeviceClient, call: XmlCall): Promise<XmlE
     path: call.path,
     ...(call.body !== undefined && { body: call.body, contentType: 'application/xml; charset=utf-8' }),
     ...(call.signal && { signal: call.signal }),
+    ...(call.control && { control: true }),
     allowHttpError: true,
   });
   const ok = res.status >= 200 && res.status < 300;
