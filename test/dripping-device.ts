@@ -56,6 +56,11 @@ export class DrippingDevice {
     return this.drips.filter((d) => d.closed === undefined).length;
   }
 
+  /** Connections open to the device, idle or not. */
+  get connections(): number {
+    return this.sockets.size;
+  }
+
   /** Requests that reached a path (starts with). */
   reached(path: string): Arrival[] {
     return this.arrivals.filter((a) => a.path.startsWith(path));
