@@ -1,6 +1,6 @@
 /**
  * `npm run bench [name...]`: figures printed as ratios against baselines run in the same process.
- * Nothing here asserts a time; it reports. Names: snapshot, plates, events, streams, ops, xml, fleet (default: all).
+ * Nothing here asserts a time; it reports. Names: snapshot, plates, events, streams, ops, xml, fleet, upload (default: all).
  */
 import { startSimulator, type Simulator } from '../lib/simulator';
 import { eventsThroughput } from './events';
@@ -10,6 +10,7 @@ import { operationsOverhead } from './ops';
 import { platesAddAndRead } from './plates';
 import { snapshotRoundTrip } from './snapshot';
 import { streamsThroughput } from './streams';
+import { uploadMemory } from './upload';
 import { xmlCodec } from './xml';
 
 /**
@@ -26,6 +27,7 @@ const BENCHES: Record<string, Bench> = {
   ops: { inProcess: operationsOverhead },
   xml: { inProcess: xmlCodec },
   fleet: { ownProcesses: fleetIdle },
+  upload: { ownProcesses: uploadMemory },
 };
 
 async function main(): Promise<void> {

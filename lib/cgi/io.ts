@@ -68,7 +68,7 @@ export function parseIoLines(text: string): IoState[] {
 /** Reads the current states with `check` (answers like `input1=1`). */
 export async function checkIo(client: DeviceClient, kind: IoKind, ports: number[], signal?: AbortSignal): Promise<IoState[]> {
   if (ports.length === 0) throw inputError('Give the ports to check, e.g. 1,2');
-  const res = await client.request({ path: buildCgiPath(`/cgi-bin/admin/${checkKind(kind)}`, { check: ports.join(',') }), signal });
+  const res = await client.request({ path: buildCgiPath(`/cgi-bin/admin/${checkKind(kind)}`, { check: ports.join(',') }), signal, control: true });
   const states: IoState[] = [];
   for (const [key, value] of parseKeyValues(res.body)) {
     const port = /(\d+)$/.exec(key);

@@ -116,7 +116,7 @@ export function cgiPtzPath(c: CgiPtzCommand): string {
 /** One command, one request; no timing (a `duration` is the business of `CgiPtzMover`). */
 export async function cgiPtz(client: DeviceClient, input: unknown, signal?: AbortSignal): Promise<CgiPtzCommand> {
   const command = checkCgiPtz(input);
-  await client.request({ path: cgiPtzPath(command), signal });
+  await client.request({ path: cgiPtzPath(command), signal, control: true });
   return command;
 }
 
@@ -138,7 +138,7 @@ export class CgiPtzMover extends TimedMoves {
     const timed = checked.action === 'move' && CGI_DIRECTIONS.includes(checked.move) && duration > 0;
     const command: CgiPtzCommand = timed ? { ...checked, continuous: true } : checked;
     if (!movesCamera(command)) {
-      await this.client.request({ path: cgiPtzPath(command), signal });
+      await this.client.request({ path: cgiPtzPath(command), signal, control: true });
       return command;
     }
     const key = command.stream === undefined ? '' : String(command.stream);
@@ -146,10 +146,10 @@ export class CgiPtzMover extends TimedMoves {
     const leftMoving = command.action === 'move' && command.continuous === true;
     const stop = leftMoving
       ? async (via: DeviceClient): Promise<void> => {
-          await via.request({ path: stopPath });
+          await via.request({ path: stopPath, control: true });
         }
       : undefined;
-    await this.command(key, stop, timed ? duration : 0, () => this.client.request({ path: cgiPtzPath(command), signal }));
+    await this.command(key, stop, timed ? duration : 0, () => this.client.request({ path: cgiPtzPath(command), signal, control: true }));
     return command;
   }
 }

@@ -150,7 +150,7 @@ export function checkSequence(value: unknown, output: number): { action: string;
 }
 
 async function sendAction(client: DeviceClient, action: string, signal?: AbortSignal): Promise<void> {
-  await client.request({ path: buildCgiPath('/cgi-bin/admin/output', { action }), signal });
+  await client.request({ path: buildCgiPath('/cgi-bin/admin/output', { action }), signal, control: true });
 }
 
 export async function setRelay(client: DeviceClient, output: number, active: boolean, signal?: AbortSignal): Promise<RelayState> {

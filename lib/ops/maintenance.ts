@@ -1,10 +1,9 @@
 /**
  * Spec 4.3, maintenance (admin access, all): factory defaults (restoredevconf), backup and restore,
  * firmware upgrade (preset, upload, progress), reboot, language packs. Uploads are
- * multipart/form-data from undici's own FormData (RFC 7578; the spec's RFC 1867 form).
+ * multipart/form-data (RFC 7578; the spec's RFC 1867 form), framed by the transport around the
+ * file's own Buffer and streamed.
  */
-import { Blob } from 'node:buffer';
-import { FormData } from 'undici';
 import { handedOnType } from '../content-type';
 import { IpcamError } from '../errors';
 import { bool, buffer, shape, withDefault } from '../params';
@@ -51,15 +50,26 @@ export function parseProgress(text: string): number {
   return value;
 }
 
-/** A form with the file as its one part, as the device's own upload page sends it. */
-function uploadForm(file: Buffer, filename: string): FormData {
-  const form = new FormData();
-  form.append(UPLOAD_FIELD, new Blob([file], { type: 'application/octet-stream' }), filename);
-  return form;
-}
+/**
+ * What an upload sends first on a client that has not met the device yet: a parameter read, in
+ * the admin space the uploads are in, without side effects and with a tiny answer. Its 401 tells
+ * the scheme, so that the file goes once. Not `Expect: 100-continue` (undici sends it on HTTP/2
+ * only, and these devices' small HTTP/1.0 servers are not known to honour it), and not a HEAD of
+ * the upload's own CGI (such servers run a CGI on HEAD as on GET: a restore or upgrade without a file).
+ */
+export const UPLOAD_PROBE: OpRequest = { path: '/cgi-bin/admin/param', query: { action: 'list', group: 'Brand.ProdNbr' } };
 
+/** The file as the one part of a form, as the device's own upload page sends it. */
 function upload(path: string, file: Buffer, filename: string, what: string, extra: Partial<OpRequest> = {}): OpRequest {
-  return { method: 'POST', path, body: { form: uploadForm(file, filename) }, timeout: UPLOAD_TIMEOUT_MS, what, ...extra };
+  return {
+    method: 'POST',
+    path,
+    body: { file: { field: UPLOAD_FIELD, filename, data: file, contentType: 'application/octet-stream' } },
+    probe: UPLOAD_PROBE,
+    timeout: UPLOAD_TIMEOUT_MS,
+    what,
+    ...extra,
+  };
 }
 
 const ok = (): { payload: { ok: true } } => ({ payload: { ok: true } });
@@ -152,11 +162,13 @@ async function waitForFirmware(ctx: OpContext): Promise<void> {
   const { intervalMs, maxPolls, maxMs, maxFailures } = FIRMWARE_POLLING;
   const report = progressReporter(ctx, 'device');
   const started = Date.now();
+  // Each poll ends by the loop's own end: a device dripping its answer cannot stretch the loop.
+  const end = started + maxMs;
   let failures = 0;
   let last: number | undefined;
-  for (let poll = 1; poll <= maxPolls && Date.now() - started <= maxMs; poll++) {
+  for (let poll = 1; poll <= maxPolls && Date.now() < end; poll++) {
     try {
-      const answer = await ctx.cgi({ path: FIRMWARE_UPGRADE, query: { action: 'progress' }, what: 'firmware progress' });
+      const answer = await ctx.cgi({ path: FIRMWARE_UPGRADE, query: { action: 'progress' }, what: 'firmware progress', deadline: end });
       failures = 0;
       last = parseProgress(answer.text);
       report(last);
@@ -164,7 +176,7 @@ async function waitForFirmware(ctx: OpContext): Promise<void> {
     } catch (err) {
       if (!transient(err) || ++failures > maxFailures) throw err;
     }
-    await ctx.sleep(intervalMs);
+    await ctx.sleep(Math.max(0, Math.min(intervalMs, end - Date.now())));
   }
   const seconds = Math.round((Date.now() - started) / 1000);
   throw new IpcamError('ETIMEOUT', `The firmware upgrade did not reach 100% in ${seconds} s (${last === undefined ? 'no progress read' : `last ${last}%`}); check the device before trying again`);

@@ -65,12 +65,14 @@ export function contextFor(client: DeviceClient, options: RunOptions = {}): OpCo
       const opts: RequestOptions = { method: request.method ?? 'GET', path: target };
       if (signal) opts.signal = signal;
       if (request.timeout !== undefined) opts.timeout = request.timeout;
+      if (request.deadline !== undefined) opts.deadline = request.deadline;
+      if (request.probe !== undefined) opts.probe = targetOf(request.probe);
       if (request.maxBytes !== undefined) opts.maxBytes = request.maxBytes;
       if (request.body && 'data' in request.body) {
         opts.body = request.body.data;
         opts.contentType = request.body.contentType;
-      } else if (request.body && 'form' in request.body) {
-        opts.form = request.body.form;
+      } else if (request.body && 'file' in request.body) {
+        opts.upload = request.body.file;
       }
       if (request.onUpload) opts.onUpload = request.onUpload;
       const res = await client.request(opts);

@@ -236,13 +236,23 @@ export function logVerdict(log: string, success: string): 'success' | 'failure' 
  * the test on the device (its cancel request) and gives up with ETIMEOUT.
  */
 async function readLogUntilEnd(ctx: OpContext, test: LogTest): Promise<OpResult<{ ok: boolean; log: string }>> {
-  const read = fileReadRequest(test.logFile, test.secrets);
   const started = Date.now();
   const limitMs = test.timeoutSeconds * 1000;
+  // Each read ends by the test's own end: a device dripping the log cannot stretch the loop.
+  const end = started + limitMs;
+  const read: OpRequest = { ...fileReadRequest(test.logFile, test.secrets), deadline: end };
   const maxReads = Math.ceil(limitMs / LOG_POLL_MS) + 1;
   for (let reads = 0; reads < maxReads; reads++) {
-    if (reads > 0) await ctx.sleep(LOG_POLL_MS);
-    const log = fileText(await ctx.cgi(read));
+    if (reads > 0) await ctx.sleep(Math.max(0, Math.min(LOG_POLL_MS, end - Date.now())));
+    let answer: CgiAnswer;
+    try {
+      answer = await ctx.cgi(read);
+    } catch (err) {
+      // Out of time: the test is stopped below, as when the log never ends.
+      if (err instanceof IpcamError && err.code === 'ETIMEOUT' && Date.now() >= end) break;
+      throw err;
+    }
+    const log = fileText(answer);
     const verdict = logVerdict(log, test.success);
     if (verdict !== undefined) return { payload: { ok: verdict === 'success', log: withholdLines(log, test.secrets) } };
     const elapsed = Date.now() - started;

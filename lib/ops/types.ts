@@ -3,10 +3,10 @@
  * needs, its parameters (lib/params, limits as data), how its request is built (through the CGI or
  * XML codec only), how its answer is read, and its class: who may choose it.
  */
-import type { FormData } from 'undici';
 import type { CgiParams } from '../cgi/codec';
 import type { Param, ShapeValue } from '../params';
 import type { DeviceClient } from '../transport/client';
+import type { UploadFile } from '../transport/upload';
 import type { XmlElement } from '../xml/codec';
 
 export type OpInterface = 'xml' | 'cgi' | 'rtsp';
@@ -30,10 +30,14 @@ export interface OpRequest {
   query?: CgiParams;
   /** XML request document (built with lib/xml/codec). */
   xml?: string;
-  /** A body of another kind: bytes with their content type, or multipart form data (undici's FormData). */
-  body?: { data: Buffer; contentType: string } | { form: FormData };
+  /** A body of another kind: bytes with their content type, or a file sent as multipart/form-data. */
+  body?: { data: Buffer; contentType: string } | { file: UploadFile };
   /** Overrides the device timeout (ms), e.g. for an upload. */
   timeout?: number;
+  /** A time (ms since epoch) the request ends by in any case: the end of a polling loop. */
+  deadline?: number;
+  /** A cheap read sent first while the device's authentication is unknown, so that the body goes once (see `RequestOptions.probe`). */
+  probe?: OpRequest;
   /** Largest answer accepted (bytes). */
   maxBytes?: number;
   /** Upload progress of `body` (bytes sent of the total). */

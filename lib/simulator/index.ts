@@ -1,6 +1,7 @@
 import { createServer as createHttpServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
+import { FIRMWARE_MAX_BYTES } from '../ops/maintenance';
 import type { DigestAlgorithm } from '../transport/digest';
 import { paramRoute, snapshotRoute } from './cgi-routes';
 import type { Route, SimContext } from './context';
@@ -8,7 +9,7 @@ import { controlRoute } from './control';
 import { EventPoster, httpPostRoute, type PostEventOptions, type PostingRun, type PostResult, type StartPostingOptions } from './events';
 import { answerAsHttp10, sendBuffer, sendText } from './respond';
 import { ServerAuth, type SimulatorAuth } from './server-auth';
-import { initialState, MAX_RECORDED, type AnswerStyle, type Fault, type RecordedRequest, type SimulatorState } from './state';
+import { initialState, MAX_RECORDED, RECORDED_BODY_MAX, type AnswerStyle, type Fault, type RecordedRequest, type SimulatorState } from './state';
 import { xmlDeviceRoutes } from './xml-routes';
 import { plateRoutes } from './plate-routes';
 
@@ -136,7 +137,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       rawQuery: rawQueryOf(ctx.req.url ?? ''),
       query: ctx.query,
       headers: { ...ctx.req.headers },
-      body: ctx.body.toString('utf8'),
+      body: ctx.body.toString('utf8', 0, Math.min(ctx.body.length, RECORDED_BODY_MAX)),
+      bodyBytes: ctx.body.length,
       auth: scheme,
       time: Date.now(),
     });
@@ -242,7 +244,8 @@ function rawQueryOf(url: string): string {
   return q < 0 ? '' : url.slice(q + 1);
 }
 
-const MAX_REQUEST_BODY = 64 * 1024 * 1024;
+/** A firmware image at its cap with its form framing fits. */
+const MAX_REQUEST_BODY = FIRMWARE_MAX_BYTES + 1024 * 1024;
 
 async function readRequestBody(req: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];

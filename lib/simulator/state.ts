@@ -21,6 +21,9 @@ export interface SimulatedDeviceInfo {
   sn: string;
 }
 
+/** Most bytes of a request body kept as text in the request log. */
+export const RECORDED_BODY_MAX = 1024 * 1024;
+
 export interface RecordedRequest {
   method: string;
   /** Path without the query. */
@@ -30,7 +33,10 @@ export interface RecordedRequest {
   /** Decoded query pairs in order, repeated keys kept. */
   query: Array<[string, string]>;
   headers: Record<string, string | string[] | undefined>;
+  /** The body as UTF-8 text; only its first `RECORDED_BODY_MAX` bytes for a larger one (a firmware image). */
   body: string;
+  /** How many bytes of body the simulator read for this request. */
+  bodyBytes: number;
   /** Scheme the request was accepted with, or `rejected`. */
   auth: 'none' | 'basic' | 'digest' | 'rejected';
   /** When the request reached the simulator (ms since epoch). */

@@ -1,10 +1,12 @@
 import { isIP } from 'node:net';
 import { Readable } from 'node:stream';
 import type { Socket } from 'node:net';
-import { buildConnector, Client, Pool, Response, type Dispatcher, type FormData } from 'undici';
+import { buildConnector, Client, Pool, type Dispatcher } from 'undici';
 import { IpcamError } from '../errors';
 import { DeviceAuth, type AuthTicket } from './auth';
+import { Deadline } from './deadline';
 import { transportError } from './transport-error';
+import { frameUpload, piecesStream, type UploadFile } from './upload';
 import { resolveDeviceOptions, type DeviceOptions, type ResolvedDeviceOptions } from './options';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -15,14 +17,34 @@ export interface RequestOptions {
   path: string;
   body?: string | Buffer;
   contentType?: string;
-  /** A multipart/form-data body (RFC 7578), encoded by undici; sent with its length, not chunked. */
-  form?: FormData;
+  /**
+   * A file sent as multipart/form-data (RFC 7578), framed around its own Buffer and streamed with
+   * its length (not chunked, not copied).
+   */
+  upload?: UploadFile;
   /** Progress of the body as it is sent (bytes read from it of the total). */
   onUpload?: (sent: number, total: number) => void;
   headers?: Record<string, string>;
   signal?: AbortSignal;
-  /** Overrides the device timeout for this call (ms). */
+  /**
+   * Overrides the device timeout for this call (ms). The whole exchange (authentication, body,
+   * answer) must end within the timeout plus the time its bytes take at the floor rate (see `Deadline`).
+   */
   timeout?: number;
+  /** A time (ms since epoch) by which the exchange ends in any case, e.g. the end of a polling loop. */
+  deadline?: number;
+  /**
+   * A short command that must not wait behind slow answers (relay, PTZ, I/O check): it goes on the
+   * device's control lane, a few connections of its own, never on the pool that snapshots,
+   * downloads and uploads hold.
+   */
+  control?: boolean;
+  /**
+   * A cheap read without side effects on the same device (a target like `path`), sent first
+   * while the client does not yet know how the device authenticates, so that a body is sent
+   * once: its 401 teaches the scheme before the body goes.
+   */
+  probe?: string;
   /** Largest body accepted (default 32 MiB); a larger one is `EPARSE`. */
   maxBytes?: number;
   /** Return non-2xx answers instead of throwing `EHTTP` (the XML interface sends error documents with 400). */
@@ -59,16 +81,24 @@ const DEFAULT_MAX_BYTES = 32 * 1024 * 1024;
  */
 export const MAX_TARGET = 4096;
 const KEEP_ALIVE_MS = 30_000;
+/** Connections of the control lane: enough for a relay and a PTZ command at once, few enough to bound what a device is asked to hold. */
+export const CONTROL_CONNECTIONS = 2;
+/** Most of a 401's body read before the retry: the text is thrown away. */
+const CHALLENGE_BODY_MAX = 64 * 1024;
 
 /**
- * The HTTP client of one device: a keep-alive pool for request/response calls, a dedicated
- * connection per stream, the device's authentication and the mapping of every failure to an
- * `IpcamError`.
+ * The HTTP client of one device: a keep-alive pool for request/response calls, a small control
+ * lane beside it for commands, a dedicated connection per stream, the device's authentication,
+ * a deadline on every exchange and the mapping of every failure to an `IpcamError`.
  */
 export class DeviceClient {
   readonly options: ResolvedDeviceOptions;
   private readonly auth: DeviceAuth;
   private readonly pool: Pool;
+  /** Commands only: four slow snapshots holding every connection of `pool` never delay a relay. */
+  private readonly control: Pool;
+  /** The device has answered something other than 401 once: its scheme (or none) is known. */
+  private authSettled = false;
   /** How to close each open stream (its connection and any socket still connecting). */
   private readonly streams = new Set<() => Promise<void>>();
   private closed = false;
@@ -79,6 +109,11 @@ export class DeviceClient {
     this.pool = new Pool(this.options.origin, {
       ...this.dispatcherOptions(),
       connections: this.options.connections,
+      keepAliveTimeout: KEEP_ALIVE_MS,
+    });
+    this.control = new Pool(this.options.origin, {
+      ...this.dispatcherOptions(),
+      connections: CONTROL_CONNECTIONS,
       keepAliveTimeout: KEEP_ALIVE_MS,
     });
   }
@@ -101,36 +136,33 @@ export class DeviceClient {
   async request(opts: RequestOptions): Promise<DeviceResponse> {
     this.assertOpen();
     checkTarget(opts.path);
+    if (opts.probe !== undefined) checkTarget(opts.probe);
     const method = opts.method ?? 'GET';
     const timeout = opts.timeout ?? this.options.timeout;
     const headers: Record<string, string> = { ...opts.headers };
     if (opts.contentType) headers['content-type'] = opts.contentType;
+    const body = bodyOf(opts);
+    if (body.contentType !== undefined) headers['content-type'] = body.contentType;
+    if (body.length > 0) headers['content-length'] = String(body.length);
+    const deadline = new Deadline(timeout, body.length, opts.deadline);
+    deadline.follow(opts.signal);
+    const dispatcher = opts.control ? this.control : this.pool;
+    const base = { headersTimeout: timeout, bodyTimeout: timeout, signal: deadline.signal };
     try {
-      let body: string | Buffer | null = opts.body ?? null;
-      if (opts.form) {
-        // Encoded once, so that an authentication retry sends the same bytes (same boundary).
-        const encoded = new Response(opts.form);
-        headers['content-type'] = encoded.headers.get('content-type') ?? 'multipart/form-data';
-        body = Buffer.from(await encoded.arrayBuffer());
+      if (opts.probe !== undefined && body.length > 0 && !this.authSettled && this.options.auth !== 'basic') {
+        const probe = await this.exchange(dispatcher, { ...base, method: 'GET', path: opts.probe, headers: {}, body: null });
+        await probe.body.dump({ limit: CHALLENGE_BODY_MAX, signal: deadline.signal });
       }
-      const onUpload = opts.onUpload;
-      const bytes = body === null ? null : Buffer.isBuffer(body) ? body : Buffer.from(body, 'utf8');
-      if (bytes && onUpload) headers['content-length'] = String(bytes.length);
-      const res = await this.exchange(this.pool, {
-        method,
-        path: opts.path,
-        headers,
-        body: bytes && onUpload ? () => countedBody(bytes, onUpload) : body,
-        signal: opts.signal ?? null,
-        headersTimeout: timeout,
-        bodyTimeout: timeout,
-      });
-      const answer = await readBody(res.body, opts.maxBytes ?? DEFAULT_MAX_BYTES, this.describe(method, opts.path));
+      const res = await this.exchange(dispatcher, { ...base, method, path: opts.path, headers, body: body.make });
+      const answer = await readBody(res.body, opts.maxBytes ?? DEFAULT_MAX_BYTES, this.describe(method, opts.path), deadline);
       const response: DeviceResponse = { status: res.statusCode, headers: res.headers, contentType: contentTypeOf(res.headers), body: answer };
       if (!opts.allowHttpError) assertOk(response, this.describe(method, opts.path));
       return response;
     } catch (err) {
+      if (deadline.expired) throw new IpcamError('ETIMEOUT', `No complete answer from ${this.label} (${this.describe(method, opts.path)}) within ${deadline.seconds} s`);
       throw this.toIpcamError(err, method, opts.path);
+    } finally {
+      deadline.clear();
     }
   }
 
@@ -162,30 +194,40 @@ export class DeviceClient {
       await client.destroy().catch(() => undefined);
     };
     this.streams.add(close);
+    // The opening (authentication, headers, a refused answer's body) has a deadline; the body that follows never ends.
+    const deadline = new Deadline(this.options.timeout, 0);
+    deadline.follow(opts.signal);
     try {
-      const res = await this.exchange(client, { method: 'GET', path: opts.path, headers: {}, body: null, signal: opts.signal ?? null });
+      const res = await this.exchange(client, { method: 'GET', path: opts.path, headers: {}, body: null, signal: deadline.signal });
       const response = { status: res.statusCode, headers: res.headers, contentType: contentTypeOf(res.headers) };
       if (res.statusCode < 200 || res.statusCode >= 300) {
-        await res.body.dump().catch(() => undefined);
+        await res.body.dump({ limit: CHALLENGE_BODY_MAX, signal: deadline.signal }).catch(() => undefined);
         assertOk({ ...response, body: Buffer.alloc(0) }, this.describe('GET', opts.path));
       }
       return { ...response, body: res.body, close };
     } catch (err) {
       await close();
+      if (deadline.expired) throw new IpcamError('ETIMEOUT', `No answer in time from ${this.label} (${this.describe('GET', opts.path)})`);
       throw this.toIpcamError(err, 'GET', opts.path);
+    } finally {
+      deadline.clear();
     }
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await Promise.all([this.pool.destroy().catch(() => undefined), ...[...this.streams].map((close) => close())]);
+    await Promise.all([this.pool.destroy().catch(() => undefined), this.control.destroy().catch(() => undefined), ...[...this.streams].map((close) => close())]);
   }
 
-  /** Sends the request, answering authentication challenges; each retry must bring something new. */
+  /**
+   * Sends the request, answering authentication challenges; each retry must bring something new.
+   * `req.signal` (the deadline) bounds it all, a 401's body included: a device dripping it is
+   * cut off, not waited for.
+   */
   private async exchange(
     dispatcher: Dispatcher,
-    req: Omit<Dispatcher.RequestOptions, 'body'> & { headers: Record<string, string>; body: Dispatcher.RequestOptions['body'] | (() => Readable) },
+    req: Omit<Dispatcher.RequestOptions, 'body' | 'signal'> & { headers: Record<string, string>; body: Dispatcher.RequestOptions['body'] | (() => Readable); signal: AbortSignal },
   ): Promise<Dispatcher.ResponseData> {
     let refused = 0;
     for (let attempt = 1; ; attempt++) {
@@ -194,8 +236,12 @@ export class DeviceClient {
       // A stream body is made anew for each attempt: an authentication retry sends it again.
       const body = typeof req.body === 'function' ? req.body() : req.body;
       const res = await dispatcher.request({ ...req, body, headers });
-      if (res.statusCode !== 401) return res;
-      await res.body.dump().catch(() => undefined);
+      if (res.statusCode !== 401) {
+        this.authSettled = true;
+        return res;
+      }
+      await res.body.dump({ limit: CHALLENGE_BODY_MAX, signal: req.signal }).catch(() => undefined);
+      if (req.signal.aborted) throw req.signal.reason;
       if (ticket.scheme !== 'none') refused += 1;
       this.learn(res.headers['www-authenticate'], ticket, attempt, refused);
     }
@@ -251,22 +297,23 @@ function ignoreError(): void {
   // The close was ours: the error only marks it as not a clean end of the body.
 }
 
-/** `bytes` as a stream of 64 KiB pieces, telling how much has been read from it. */
-function countedBody(bytes: Buffer, onUpload: (sent: number, total: number) => void): Readable {
-  const PIECE = 64 * 1024;
-  let offset = 0;
-  return new Readable({
-    read() {
-      if (offset >= bytes.length) {
-        this.push(null);
-        return;
-      }
-      const piece = bytes.subarray(offset, offset + PIECE);
-      offset += piece.length;
-      this.push(piece);
-      onUpload(offset, bytes.length);
-    },
-  });
+/** What a request sends: its length, its type when framed here, and how to make it for each attempt. */
+interface Body {
+  length: number;
+  contentType?: string;
+  /** A stream body is made anew for each attempt: an authentication retry sends it again. */
+  make: string | Buffer | null | (() => Readable);
+}
+
+function bodyOf(opts: RequestOptions): Body {
+  if (opts.upload) {
+    const framed = frameUpload(opts.upload);
+    return { length: framed.length, contentType: framed.contentType, make: () => piecesStream(framed.pieces, opts.onUpload) };
+  }
+  if (opts.body === undefined) return { length: 0, make: null };
+  const bytes = Buffer.isBuffer(opts.body) ? opts.body : Buffer.from(opts.body, 'utf8');
+  const onUpload = opts.onUpload;
+  return { length: bytes.length, make: onUpload ? () => piecesStream([bytes], onUpload) : bytes };
 }
 
 /** A target the device can take: a path of ours, bounded, on one line (`EINPUT` otherwise, nothing sent). */
@@ -281,12 +328,13 @@ function contentTypeOf(headers: Record<string, string | string[] | undefined>): 
   return (Array.isArray(value) ? value[0] : value) ?? '';
 }
 
-async function readBody(body: Dispatcher.ResponseData['body'], maxBytes: number, what: string): Promise<Buffer> {
+async function readBody(body: Dispatcher.ResponseData['body'], maxBytes: number, what: string, deadline: Deadline): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of body) {
     const buf = chunk as Buffer;
     size += buf.length;
+    deadline.received(buf.length);
     if (size > maxBytes) {
       body.destroy();
       throw new IpcamError('EPARSE', `The answer to ${what} is larger than ${maxBytes} bytes`);

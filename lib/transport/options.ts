@@ -19,7 +19,7 @@ export interface DeviceOptions {
   ca?: string;
   /** Connect, header and body timeout in ms (default 10000). */
   timeout?: number;
-  /** Most keep-alive connections to the device for request/response calls (default 4). */
+  /** Most keep-alive connections to the device for request/response calls (default 4); commands have `CONTROL_CONNECTIONS` more of their own. */
   connections?: number;
 }
 

@@ -16,6 +16,8 @@ export interface XmlCall {
   maxBytes?: number;
   /** Most elements the answer may hold (default `MAX_XML_ELEMENTS`). */
   maxElements?: number;
+  /** A command sent on the device's control lane (PTZ), never behind slow answers. */
+  control?: boolean;
 }
 
 /**
@@ -29,6 +31,7 @@ export async function xmlCall(client: DeviceClient, call: XmlCall): Promise<XmlE
     ...(call.body !== undefined && { body: call.body, contentType: 'application/xml; charset=utf-8' }),
     ...(call.signal && { signal: call.signal }),
     ...(call.maxBytes !== undefined && { maxBytes: call.maxBytes }),
+    ...(call.control && { control: true }),
     allowHttpError: true,
   });
   const ok = res.status >= 200 && res.status < 300;

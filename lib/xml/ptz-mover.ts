@@ -88,7 +88,7 @@ export class PtzMover extends TimedMoves {
     const channel = checkChannel(request.channel);
     checkDuration(request.duration);
     if (request.home !== undefined && request.home !== false) throw inputError('home (a preset as home position) is for the CGI interface only');
-    const send = (r: XmlRequest): Promise<unknown> => xmlCall(this.client, { path: r.path, ...(r.xml !== undefined && { body: r.xml }), ...(signal && { signal }) });
+    const send = (r: XmlRequest): Promise<unknown> => xmlCall(this.client, { path: r.path, ...(r.xml !== undefined && { body: r.xml }), ...(signal && { signal }), control: true });
     const key = String(channel);
     switch (action) {
       case 'gotoPreset': {
@@ -120,16 +120,16 @@ export class PtzMover extends TimedMoves {
         await send(stopCruiseRequest(channel));
         break;
       case 'listPresets':
-        return { action, ok: true, list: parsePtzList(await xmlCall(this.client, { path: presetsRequest(channel).path, ...(signal && { signal }) }), 'presetInfo') };
+        return { action, ok: true, list: parsePtzList(await xmlCall(this.client, { path: presetsRequest(channel).path, ...(signal && { signal }), control: true }), 'presetInfo') };
       case 'listTours':
-        return { action, ok: true, list: parsePtzList(await xmlCall(this.client, { path: cruisesRequest(channel).path, ...(signal && { signal }) }), 'cruiseInfo') };
+        return { action, ok: true, list: parsePtzList(await xmlCall(this.client, { path: cruisesRequest(channel).path, ...(signal && { signal }), control: true }), 'cruiseInfo') };
     }
     return { action, ok: true };
   }
 
   /** The id of the preset named `name` on `channel` (PtzGetPresets); EDEVICE when there is none. */
   private async presetId(channel: number, name: string, signal?: AbortSignal): Promise<number> {
-    const list = parsePtzList(await xmlCall(this.client, { path: presetsRequest(channel).path, ...(signal && { signal }) }), 'presetInfo');
+    const list = parsePtzList(await xmlCall(this.client, { path: presetsRequest(channel).path, ...(signal && { signal }), control: true }), 'presetInfo');
     const found = list.find((p) => p.name === name);
     if (!found) throw new IpcamError('EDEVICE', `The device has no preset named ${echo(name)} on channel ${channel}`, { deviceCode: 20 });
     return found.id;

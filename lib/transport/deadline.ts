@@ -1,0 +1,108 @@
+import { performance } from 'node:perf_hooks';
+
+/**
+ * Slowest transfer a healthy device is allowed, in bytes per second: 512 kbit/s, below a camera
+ * on a weak radio or VPN link while flashing. An answer or upload slower than this on average is
+ * treated as a device that drips.
+ */
+export const FLOOR_RATE = 64 * 1024;
+
+/** Largest delay a Node timer holds (ms); a longer wait is armed again when it fires. */
+const MAX_TIMER = 2 ** 31 - 1;
+
+/**
+ * The rule, written once: an exchange that moves `bytes` (body sent plus answer received) may
+ * last the timeout (the device thinking, connecting, authentication round trips) plus the time
+ * those bytes take at `FLOOR_RATE`.
+ */
+export function allowance(timeoutMs: number, bytes: number): number {
+  return timeoutMs + (Math.max(0, bytes) / FLOOR_RATE) * 1000;
+}
+
+/**
+ * The deadline of one whole exchange: authentication retries, the body sent and the answer read.
+ * Undici's own timeouts are idle timeouts per chunk, so a device sending one byte every second
+ * never trips them; this one counts from the start. It starts at `allowance(timeout, bytes to
+ * send)` and each byte of the answer moves it on by its share at `FLOOR_RATE` (an answer of
+ * unknown size may be long, but must keep that pace on average; the answer's byte budget bounds
+ * it). It never moves past `latest` (a polling loop's own end). When it passes, `signal` aborts,
+ * which makes undici destroy the socket.
+ */
+export class Deadline {
+  private readonly controller = new AbortController();
+  private readonly started = performance.now();
+  private end: number;
+  private readonly cap: number;
+  private timer: NodeJS.Timeout | undefined;
+  private expiredFlag = false;
+  private unfollow: (() => void) | undefined;
+
+  /**
+   * @param timeoutMs the device timeout (or the call's).
+   * @param sendBytes the size of the body to send.
+   * @param latest a time (ms since epoch, `Date.now()`) the exchange must end by in any case.
+   */
+  constructor(timeoutMs: number, sendBytes: number, latest?: number) {
+    this.cap = latest === undefined ? Infinity : this.started + (latest - Date.now());
+    this.end = Math.min(this.cap, this.started + allowance(timeoutMs, sendBytes));
+    this.arm();
+  }
+
+  /** Aborts when the exchange runs out of time or `signal` (the caller's) aborts. */
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  /** True when the deadline (not the caller's signal) ended the exchange. */
+  get expired(): boolean {
+    return this.expiredFlag;
+  }
+
+  /** How long the exchange has been given so far, in whole seconds (for the error text). */
+  get seconds(): number {
+    return Math.max(1, Math.round((this.end - this.started) / 1000));
+  }
+
+  /** The caller's signal ends the exchange too; the listener goes with `clear()`. */
+  follow(signal: AbortSignal | undefined): void {
+    if (!signal) return;
+    if (signal.aborted) {
+      this.controller.abort(signal.reason);
+      return;
+    }
+    const onAbort = (): void => this.controller.abort(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    this.unfollow = () => signal.removeEventListener('abort', onAbort);
+  }
+
+  /** `bytes` of the answer arrived: they earn their time at the floor rate. */
+  received(bytes: number): void {
+    this.end = Math.min(this.cap, this.end + (bytes / FLOOR_RATE) * 1000);
+  }
+
+  /** Releases the timer and the listener; call once the exchange is over, whatever its end. */
+  clear(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.unfollow?.();
+    this.unfollow = undefined;
+  }
+
+  private arm(): void {
+    const wait = Math.min(MAX_TIMER, Math.max(0, this.end - performance.now()));
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      // Bytes that came meanwhile moved the end on: wait for the rest.
+      if (performance.now() < this.end) return this.arm();
+      this.expiredFlag = true;
+      this.unfollow?.();
+      this.controller.abort(new DeadlineError());
+    }, wait);
+  }
+}
+
+/** The abort reason of a deadline; the client maps it (and whatever undici makes of it) to ETIMEOUT. */
+export class DeadlineError extends Error {
+  override name = 'DeadlineError';
+  readonly code = 'IPCAM_DEADLINE';
+}
