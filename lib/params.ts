@@ -8,6 +8,7 @@
  */
 import { inputError } from './errors';
 import { echo, LINE_BREAKER, LONE_SURROGATE } from './echo';
+import { didYouMean } from './suggest';
 
 /** Characters XML 1.0 cannot carry: controls other than tab, LF and CR, U+FFFE/U+FFFF, lone surrogates. */
 const NOT_XML = /[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\u{10000}-\u{10ffff}]/u;
@@ -373,7 +374,7 @@ export function shape<S extends Shape>(fields: S, options: { ignore?: readonly s
       const unknown = Object.keys(given).find((k) => !Object.hasOwn(fields, k) && !(options.ignore ?? []).includes(k));
       if (unknown !== undefined) {
         const known = Object.keys(fields);
-        throw inputError(`${echo(unknown)} is not a parameter here: ${known.length === 0 ? 'this operation takes none' : `use ${known.join(', ')}`}`);
+        throw inputError(`unknown key ${echo(unknown)}${didYouMean(unknown, known)}: ${known.length === 0 ? 'this takes no parameters' : `use ${known.join(', ')}`}`);
       }
       const out: Record<string, unknown> = {};
       for (const [name, param] of Object.entries(fields)) {

@@ -138,7 +138,7 @@ describe('operations: readFile, writeFile', function () {
       ['readFile', { path: long }, /at most 255/],
       ['readFile', { path: 42 }],
       ['readFile', { path: ['/tmp/a'] }],
-      ['readFile', { path: '/tmp/a', data: 'x' }, /not a parameter/],
+      ['readFile', { path: '/tmp/a', data: 'x' }, /unknown key/],
       ['writeFile', { path: '/tmp/a' }, /data must be text/],
       ['writeFile', { data: 'x' }],
       ['writeFile', { path: '/tmp/a', data: 'bell\u0007' }, /control character/],

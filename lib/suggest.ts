@@ -1,0 +1,60 @@
+/**
+ * The nearest known word to a mistyped one, for error texts: `unknown key 'stat' (did you mean
+ * 'state'?)`. Offered, never applied: a gate or a camera never acts on a guess. One rule for every
+ * payload key, operation name and short-form word.
+ */
+
+/** Longest word compared: a guess about a 10 KB key is worth nothing and would cost quadratic time. */
+const MAX_WORD = 64;
+
+/**
+ * The known word closest to `given` (case ignored), when it is close enough to be a slip: at most
+ * one edit for words of up to four letters, two for longer ones (a transposition counts as one).
+ * Ties go to the first in `known`.
+ */
+export function nearest(given: string, known: Iterable<string>): string | undefined {
+  if (given.length === 0 || given.length > MAX_WORD) return undefined;
+  const word = given.toLowerCase();
+  let best: string | undefined;
+  let bestDistance = Infinity;
+  for (const candidate of known) {
+    if (candidate.length > MAX_WORD) continue;
+    const allowed = Math.min(word.length, candidate.length) <= 4 ? 1 : 2;
+    if (Math.abs(candidate.length - word.length) > allowed) continue;
+    const d = distance(word, candidate.toLowerCase(), allowed);
+    if (d <= allowed && d < bestDistance) {
+      best = candidate;
+      bestDistance = d;
+    }
+  }
+  return best;
+}
+
+/** ` (did you mean "state"?)` for an error text, or `''` when nothing is near. */
+export function didYouMean(given: unknown, known: Iterable<string>): string {
+  if (typeof given !== 'string') return '';
+  const near = nearest(given.trim(), known);
+  return near === undefined ? '' : ` (did you mean "${near}"?)`;
+}
+
+/** Optimal string alignment distance (Levenshtein plus adjacent transpositions), stopping past `limit`. */
+function distance(a: string, b: string, limit: number): number {
+  if (a === b) return 0;
+  let before = new Array<number>(b.length + 1).fill(0);
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  let current = new Array<number>(b.length + 1).fill(0);
+  for (let i = 1; i <= a.length; i++) {
+    current[0] = i;
+    let rowMin = i;
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let d = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, before[j - 2]! + 1);
+      current[j] = d;
+      if (d < rowMin) rowMin = d;
+    }
+    if (rowMin > limit) return limit + 1;
+    [before, previous, current] = [previous, current, before];
+  }
+  return previous[b.length]!;
+}
