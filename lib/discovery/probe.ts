@@ -144,13 +144,14 @@ export async function discoverDevices(options: DiscoveryOptions): Promise<Discov
       for (const timer of timers) clearTimeout(timer);
       options.signal?.removeEventListener('abort', finish);
       socket.removeAllListeners('message');
-      try {
-        socket.close();
-      } catch {
-        // already closed
-      }
       const list = [...devices.values()].sort((a, b) => compareAddress(a.address, b.address) || a.port - b.port);
-      resolve({ devices: list, truncated, dropped });
+      // Resolved once the socket is closed: a search leaves nothing open behind it.
+      const done = (): void => resolve({ devices: list, truncated, dropped });
+      try {
+        socket.close(done);
+      } catch {
+        done();
+      }
     };
 
     socket.on('message', (datagram: Buffer, from) => {
@@ -199,11 +200,12 @@ export async function discoverDevices(options: DiscoveryOptions): Promise<Discov
       }
     });
 
+    let multicastReady = false;
     const send = (): void => {
       if (finished) return;
       for (const probe of probes) {
         const bytes = Buffer.from(probe.xml, 'utf8');
-        if (multicast) socket.send(bytes, WSD_PORT, WSD_MULTICAST_ADDRESS, () => undefined);
+        if (multicastReady) socket.send(bytes, WSD_PORT, WSD_MULTICAST_ADDRESS, () => undefined);
         for (const target of targets) socket.send(bytes, target.port, target.address, () => undefined);
       }
     };
@@ -213,8 +215,10 @@ export async function discoverDevices(options: DiscoveryOptions): Promise<Discov
         socket.setMulticastTTL(1);
         socket.setMulticastLoopback(true);
         if (options.interface) socket.setMulticastInterface(options.interface);
+        multicastReady = true;
       } catch {
-        // the socket still sends unicast
+        // The chosen interface cannot multicast: the probe never leaves by another one; the
+        // targets are still probed.
       }
     }
     options.signal?.addEventListener('abort', finish, { once: true });
