@@ -17,6 +17,8 @@ export interface ChildRuntimeOptions {
   nodesDir?: string;
   /** More options for node, before Node-RED's script (e.g. `--cpu-prof`, `--heapsnapshot-signal=SIGUSR2`). */
   nodeArgs?: string[];
+  /** More settings, as JavaScript properties of the settings object (e.g. `adminAuth: {...},`). */
+  extraSettings?: string;
 }
 
 /** What the runtime reports of itself after a full garbage collection. */
@@ -77,7 +79,7 @@ export class ChildRuntime {
   async start(): Promise<void> {
     const port = await freePort();
     this.url = `http://127.0.0.1:${port}`;
-    writeFileSync(join(this.userDir, 'settings.js'), settingsFile(port, this.options.nodesDir));
+    writeFileSync(join(this.userDir, 'settings.js'), settingsFile(port, this.options.nodesDir, this.options.extraSettings));
     const child = spawn(process.execPath, ['--expose-gc', ...(this.options.nodeArgs ?? []), require.resolve('node-red/red.js'), '--userDir', this.userDir, '--settings', join(this.userDir, 'settings.js')], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -138,8 +140,8 @@ export class ChildRuntime {
   }
 }
 
-function settingsFile(port: number, nodesDir?: string): string {
-  return `module.exports = {${nodesDir === undefined ? '' : `\n  nodesDir: ${JSON.stringify(nodesDir)},`}
+function settingsFile(port: number, nodesDir?: string, extra?: string): string {
+  return `module.exports = {${nodesDir === undefined ? '' : `\n  nodesDir: ${JSON.stringify(nodesDir)},`}${extra === undefined ? '' : `\n  ${extra}`}
   uiHost: '127.0.0.1',
   uiPort: ${port},
   flowFile: 'flows.json',

@@ -34,7 +34,7 @@ export function controlRoute(ctx: SimContext, sim: Simulator): ReturnType<Route>
         vehicle: ctx.state.vehicle,
         httpPost: ctx.state.httpPost,
         answer: ctx.state.answer,
-        discovery: { port: sim.discoveryPort, multicast: sim.discoveryMulticast },
+        discovery: { port: sim.discoveryPort, multicast: sim.discoveryMulticast, answered: sim.discoveryAnswered },
       });
     case 'GET plates':
       return sendJson(ctx, 200, ctx.state.plates.all());

@@ -55,6 +55,8 @@ export interface Simulator {
   discoveryPort: number;
   /** True when it also answers multicast probes. */
   discoveryMulticast: boolean;
+  /** Probes answered so far. */
+  readonly discoveryAnswered: number;
   state: SimulatorState;
   /** Adds a fault; it hits matching requests until spent or cleared. */
   inject(fault: Fault): void;
@@ -219,6 +221,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     rtspPort,
     discoveryPort: discovery.port,
     discoveryMulticast: discovery.multicast,
+    get discoveryAnswered() {
+      return discovery.answered;
+    },
     state,
     inject: (fault) => state.faults.push({ ...fault }),
     setAnswer: (style) => {
