@@ -8,6 +8,7 @@ import { DETECTION_TYPES, IO_IDS, IO_KINDS } from './cgi/io';
 import { CGI_MOVES, PRESET_MAX, PRESET_NAME_FORBIDDEN, PRESET_NAME_MAX, TOUR_MAX } from './cgi/ptz';
 import { RELAY_SETTINGS } from './cgi/relay';
 import { SNAPSHOT_FORMATS, SNAPSHOT_SOURCES } from './cgi/snapshot';
+import { DISCOVERY_DURATION, DISCOVERY_INTERFACE, DISCOVERY_TARGETS } from './discovery/probe';
 import { DEDUP_WINDOW_MAX_S } from './events/dedup';
 import { GROUPS_SETTING, LIST_TYPES } from './events/filter';
 import { EVENT_SERVER_SETTINGS } from './events/server';
@@ -75,6 +76,7 @@ export const NODE_SETTINGS: Record<string, Record<string, Param<unknown>>> = {
     channel: CHANNEL,
   },
   'ipcam-relay': RELAY_SETTINGS,
+  'ipcam-discover': { duration: DISCOVERY_DURATION, interface: optional(DISCOVERY_INTERFACE), targets: optional(DISCOVERY_TARGETS) },
 };
 
 type LimitsOf<T> = { [K in keyof T]: T[K] extends Param<unknown> ? FieldLimits : LimitsOf<T[K]> };

@@ -4,6 +4,7 @@ import { identifyDevice } from '../lib/device-info';
 import { IpcamError } from '../lib/errors';
 import type { DeviceConfigNode, DeviceCredentials } from './device-config';
 import { DeviceUsers } from './device-users';
+import { registerSearchEndpoint } from './discover-admin';
 import type { AdminRequest, AdminResponse, NodeAPI, NodeDef } from './red';
 
 interface DeviceDef extends NodeDef {
@@ -76,6 +77,8 @@ export = function register(RED: NodeAPI): void {
   RED.httpAdmin.post('/ipcam-device/test', RED.auth.needsPermission('ipcam-device.write'), (req: AdminRequest, res: AdminResponse) => {
     void testConnection(RED, req.body).then((answer) => res.json(answer));
   });
+  // "Search network" in the editor: a WS-Discovery search, see discover-admin.ts.
+  registerSearchEndpoint(RED);
 };
 
 /** The deployed ipcam-device of that id, if any. */

@@ -71,4 +71,6 @@ export interface NodeAPI {
   auth: {
     needsPermission(permission: string): AdminHandler;
   };
+  /** The runtime settings (settings.js), read-only. */
+  settings?: { readonly [key: string]: unknown };
 }

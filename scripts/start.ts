@@ -28,6 +28,12 @@ export interface DemoOptions {
   simPort: number;
   /** Node-RED's output: inherit it (the demo) or drop it (tests). */
   quiet?: boolean;
+  /**
+   * "Search network" also sends the multicast probe onto the LAN (`npm start` with
+   * `IPCAM_DEMO_MULTICAST=1`, as a real search does); the demo's simulators are always probed on
+   * their own UDP ports. Off by default: nothing leaves the machine.
+   */
+  discoveryMulticast?: boolean;
 }
 
 export interface Demo {
@@ -117,7 +123,7 @@ function encryptedCredentials(secret: string, credentials: object): { $: string 
   return { $: iv.toString('hex') + cipher.update(JSON.stringify(credentials), 'utf8', 'base64') + cipher.final('base64') };
 }
 
-function prepareUserDir(nodes: FlowNode[], simPort: number, fleetPorts: ReadonlyMap<string, number>, uiPort: number): string {
+function prepareUserDir(nodes: FlowNode[], simPort: number, fleetPorts: ReadonlyMap<string, number>, uiPort: number, discovery: { targets: string[]; multicast: boolean }): string {
   const userDir = userDirWithPackage('ipcam-demo-');
   linkDashboard(userDir);
   const { flows, credentials } = demoFlows(nodes, simPort, fleetPorts);
@@ -134,6 +140,8 @@ function prepareUserDir(nodes: FlowNode[], simPort: number, fleetPorts: Readonly
         uiPort,
         flowFile: 'flows.json',
         credentialSecret,
+        // The dialog's "Search network" finds the demo's simulators on their own UDP ports.
+        ipcamDiscovery: discovery,
         // Files the example flows write (nightly backups) land in the throwaway user dir.
         fileWorkingDirectory: userDir,
         telemetry: { enabled: false },
@@ -155,7 +163,8 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
   // The fleet example's gates: one simulator each, on any free port (8081-8083 may be taken).
   const fleet = new Map<string, Simulator>();
   for (const port of otherDevicePorts(nodes)) fleet.set(port, await startSimulator({ port: 0, username: DEMO_USER, password: DEMO_PASSWORD }));
-  const userDir = prepareUserDir(nodes, simulator.port, new Map([...fleet].map(([port, sim]) => [port, sim.port])), options.uiPort);
+  const discovery = { targets: [simulator, ...fleet.values()].map((sim) => `127.0.0.1:${sim.discoveryPort}`), multicast: options.discoveryMulticast === true };
+  const userDir = prepareUserDir(nodes, simulator.port, new Map([...fleet].map(([port, sim]) => [port, sim.port])), options.uiPort, discovery);
   const red: ChildProcess = spawn(process.execPath, [require.resolve('node-red/red.js'), '--userDir', userDir, '--settings', join(userDir, 'settings.js')], {
     stdio: options.quiet ? 'ignore' : 'inherit',
   });
@@ -198,7 +207,8 @@ export async function waitForHttp(url: string, exited: Promise<void>): Promise<v
 async function main(): Promise<void> {
   const uiPort = Number(process.env['PORT'] ?? 1880);
   const simPort = Number(process.env['IPCAM_SIM_PORT'] ?? 8080);
-  const demo = await startDemo({ uiPort, simPort });
+  // Multicast onto the LAN only when asked: the demo's own simulators are found by unicast.
+  const demo = await startDemo({ uiPort, simPort, discoveryMulticast: process.env['IPCAM_DEMO_MULTICAST'] === '1' });
   let exiting = false;
   const shutdown = (code: number): void => {
     if (exiting) return;

@@ -17,6 +17,8 @@ export interface ChildRuntimeOptions {
   nodesDir?: string;
   /** More options for node, before Node-RED's script (e.g. `--cpu-prof`, `--heapsnapshot-signal=SIGUSR2`). */
   nodeArgs?: string[];
+  /** More settings, as JavaScript properties of the settings object (e.g. `adminAuth: {...},`). */
+  extraSettings?: string;
 }
 
 /** What the runtime reports of itself after a full garbage collection. */
@@ -78,7 +80,7 @@ export class ChildRuntime {
   async start(): Promise<void> {
     const port = await freePort();
     this.url = `http://127.0.0.1:${port}`;
-    writeFileSync(join(this.userDir, 'settings.js'), settingsFile(port, this.options.nodesDir));
+    writeFileSync(join(this.userDir, 'settings.js'), settingsFile(port, this.options.nodesDir, this.options.extraSettings));
     const child = spawn(process.execPath, ['--expose-gc', ...(this.options.nodeArgs ?? []), require.resolve('node-red/red.js'), '--userDir', this.userDir, '--settings', join(this.userDir, 'settings.js')], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -148,10 +150,12 @@ export class ChildRuntime {
   }
 }
 
-function settingsFile(port: number, nodesDir?: string): string {
+function settingsFile(port: number, nodesDir?: string, extra?: string): string {
   return `const loopDelay = require('perf_hooks').monitorEventLoopDelay({ resolution: 10 });
 loopDelay.enable();
-module.exports = {${nodesDir === undefined ? '' : `\n  nodesDir: ${JSON.stringify(nodesDir)},`}
+module.exports = {${nodesDir === undefined ? '' : `
+  nodesDir: ${JSON.stringify(nodesDir)},`}${extra === undefined ? '' : `
+  ${extra}`}
   uiHost: '127.0.0.1',
   uiPort: ${port},
   flowFile: 'flows.json',

@@ -8,7 +8,12 @@ const USAGE = `ipcam-simulator: a fake IP camera speaking the XML and CGI interf
 
 Usage: ipcam-simulator [--port 8080] [--host 127.0.0.1] [--user admin] [--password admin]
                        [--auth any|basic|digest|none] [--http10] [--rtsp-port 8554] [--count 1]
+                       [--discovery-port 0] [--discovery-multicast]
   --rtsp-port  the RTSP port answering DESCRIBE (default: any free port, printed at start)
+  --discovery-port  the UDP port answering WS-Discovery probes sent to it (default: any free
+            port, printed at start)
+  --discovery-multicast  also answer the multicast probes of a network search (UDP 3702, group
+            239.255.255.250) where the machine allows it; else unicast only, as printed
   --count   simulate this many devices (1 to ${MAX_COUNT}), each with its own state, on ports
             --port, --port + 1, ... (--port 0: any free ports); one line each at start, in order
   --http10  answer as many cameras' small web servers do: HTTP/1.0, no Content-Length, the
@@ -19,7 +24,8 @@ Control API (JSON): GET /_sim/state, GET|DELETE /_sim/requests, POST|DELETE /_si
   keep-alives ("empty": true for an empty POST), alarm status, "kind": "tracking" bursts,
   a raw "currentTime" such as the 20-digit one of a recorder bug),
   GET|POST /_sim/io (inputs, relays, detection levels, stream faults and styles),
-  POST /_sim/answer ({ "http10": true, "halfOpen": false }), GET /_sim/ptz`;
+  POST /_sim/answer ({ "http10": true, "halfOpen": false }), GET /_sim/ptz
+  (GET /_sim/state also names the WS-Discovery port: "discovery": { "port", "multicast" })`;
 
 interface CliOptions extends SimulatorOptions {
   count: number;
@@ -34,6 +40,10 @@ function parseArgs(argv: string[]): CliOptions {
       console.log(USAGE);
       process.exit(0);
     }
+    if (flag === '--discovery-multicast') {
+      options.discoveryMulticast = true;
+      continue;
+    }
     if (flag === '--http10') {
       options.answer = { http10: true };
       continue;
@@ -43,6 +53,9 @@ function parseArgs(argv: string[]): CliOptions {
     switch (flag) {
       case '--port':
         options.port = Number(value);
+        break;
+      case '--discovery-port':
+        options.discoveryPort = Number(value);
         break;
       case '--rtsp-port':
         options.rtspPort = Number(value);
@@ -90,9 +103,10 @@ async function main(): Promise<void> {
   for (let i = 0; i < count; i++) {
     const port = device.port === undefined || device.port === 0 ? 0 : device.port + i;
     // With --rtsp-port, the first device takes it; the others any free port.
-    const sim = await startSimulator({ ...device, port, ...(i > 0 && { rtspPort: 0 }) });
+    // The same for --discovery-port; with --discovery-multicast every device shares 3702.
+    const sim = await startSimulator({ ...device, port, ...(i > 0 && { rtspPort: 0, ...(!device.discoveryMulticast && { discoveryPort: 0 }) }) });
     sims.push(sim);
-    console.log(`ipcam-simulator listening on ${sim.url}, RTSP on port ${sim.rtspPort} (user ${options.username ?? 'admin'}, auth ${options.auth ?? 'any'})`);
+    console.log(`ipcam-simulator listening on ${sim.url}, RTSP on port ${sim.rtspPort}, WS-Discovery on UDP port ${sim.discoveryPort}${sim.discoveryMulticast ? ' and multicast' : ' (unicast)'} (user ${options.username ?? 'admin'}, auth ${options.auth ?? 'any'})`);
   }
 }
 

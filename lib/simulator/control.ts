@@ -12,7 +12,7 @@ const FAULT_KINDS = new Set<Fault['kind']>(['stall', 'drop', 'status', 'garbage'
 
 /**
  * The control API (no authentication: it drives the simulator, it is not part of the device):
- * `GET /_sim/state`, `GET /_sim/requests`, `POST /_sim/faults` (a Fault as JSON),
+ * `GET /_sim/state` (also the WS-Discovery port: `discovery: { port, multicast }`), `GET /_sim/requests`, `POST /_sim/faults` (a Fault as JSON),
  * `DELETE /_sim/faults`, `DELETE /_sim/requests`, `GET /_sim/plates`, `DELETE /_sim/plates`,
  * `POST /_sim/plates` (paging of GetLicensePlates: `{ ignoreOffset, sendTotal, bogusTotal }`),
  * `POST /_sim/events` (post device events, see `PostEventOptions`: plates by `group`, empty
@@ -36,6 +36,7 @@ export function controlRoute(ctx: SimContext, sim: Simulator): ReturnType<Route>
         vehicle: ctx.state.vehicle,
         httpPost: ctx.state.httpPost,
         answer: ctx.state.answer,
+        discovery: { port: sim.discoveryPort, multicast: sim.discoveryMulticast, answered: sim.discoveryAnswered },
       });
     case 'GET plates':
       return sendJson(ctx, 200, ctx.state.plates.all());

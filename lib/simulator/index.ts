@@ -12,6 +12,7 @@ import { ServerAuth, type SimulatorAuth } from './server-auth';
 import { initialState, MAX_RECORDED, RECORDED_BODY_MAX, type AnswerStyle, type Fault, type RecordedRequest, type SimulatorState } from './state';
 import { xmlDeviceRoutes } from './xml-routes';
 import { plateRoutes } from './plate-routes';
+import { DiscoveryResponder } from './discovery';
 
 export type { AnswerStyle, Fault, RecordedRequest, SimulatorState, SimulatedDeviceInfo } from './state';
 export type { SimulatorAuth } from './server-auth';
@@ -38,6 +39,10 @@ export interface SimulatorOptions {
   answer?: Partial<AnswerStyle>;
   /** TCP port of the RTSP server (default 0: any free port; named in the parameter Network.RTSP.Port). */
   rtspPort?: number;
+  /** UDP port answering WS-Discovery probes (default 0: any free port; named by `discoveryPort`). */
+  discoveryPort?: number;
+  /** Also answer multicast probes on 3702, where the machine allows it (default false). */
+  discoveryMulticast?: boolean;
 }
 
 export interface Simulator {
@@ -47,6 +52,12 @@ export interface Simulator {
   port: number;
   /** The RTSP port (DESCRIBE answered with SDP). */
   rtspPort: number;
+  /** The UDP port answering WS-Discovery probes (unicast; 3702 when it joined the multicast group). */
+  discoveryPort: number;
+  /** True when it also answers multicast probes. */
+  discoveryMulticast: boolean;
+  /** Probes answered so far. */
+  readonly discoveryAnswered: number;
   state: SimulatorState;
   /** Adds a fault; it hits matching requests until spent or cleared. */
   inject(fault: Fault): void;
@@ -197,12 +208,30 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   });
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const discovery = new DiscoveryResponder({
+    host: address.family === 'IPv4' ? address.address : '127.0.0.1',
+    ...(options.discoveryPort !== undefined && { port: options.discoveryPort }),
+    multicast: options.discoveryMulticast === true,
+    httpPort: address.port,
+    protocol: options.tls ? 'https' : 'http',
+    device: state.device,
+  });
+  await discovery.start().catch(async (err: unknown) => {
+    await state.media.closeRtsp();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    throw err;
+  });
 
   const simulator: Simulator = {
     url: `${options.tls ? 'https' : 'http'}://${host}:${address.port}`,
     host: address.address,
     port: address.port,
     rtspPort,
+    discoveryPort: discovery.port,
+    discoveryMulticast: discovery.multicast,
+    get discoveryAnswered() {
+      return discovery.answered;
+    },
     state,
     inject: (fault) => state.faults.push({ ...fault }),
     setAnswer: (style) => {
@@ -222,6 +251,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       await poster.close();
       state.io.closeAll();
       await state.media.closeRtsp();
+      await discovery.close();
       state.serveTests.close();
       for (const timer of timers) clearTimeout(timer);
       timers.clear();
