@@ -90,7 +90,8 @@
         names.forEach(function (name) {
             var limits = fields[name];
             var row = $("<div class='form-row ipcam-param-row'></div>").appendTo(container);
-            $("<label></label>").attr("for", "ipcam-param-" + name).text(limits.label || name).appendTo(row);
+            // The plain label; the key (the msg.payload field of the same name) when pointed at.
+            $("<label></label>").attr({ for: "ipcam-param-" + name, title: "msg.payload." + name }).text(limits.label || name).appendTo(row);
             if (!editable(limits)) {
                 $("<span class='ipcam-param-from-msg'></span>").text("from msg.payload." + name + (limits.secret ? " (a secret: never kept in the flow)" : "") + (limits.optional ? " (optional)" : "")).appendTo(row);
                 return;
@@ -210,6 +211,17 @@
     };
     var CLASS_ORDER = ["read", "change", "outbound", "files", "destructive"];
 
+    /** An operation as the list shows it: its plain label, the key a flow and the help use beside it. */
+    function optionText(op) {
+        return op.label && op.label !== op.name ? op.label + " (" + op.name + ")" : op.name;
+    }
+
+    /** The plain label of operation `name` of `table`, for a node's label in the flow (the name if unknown). */
+    function operationLabel(table, name) {
+        var op = operationRules(table, name);
+        return op && op.label ? op.label : name;
+    }
+
     /** One line on the class of `op` for the dialog. */
     function classText(op) {
         var words = CLASS_WORDS[op.class];
@@ -253,7 +265,7 @@
                 }
                 list.forEach(function (op) {
                     var parent = (options.groupByClass && groups[op.class]) || select;
-                    $("<option></option>").val(op.name).text(op.name + (op.destructive ? "  (destructive)" : "")).attr("title", op.summary).appendTo(parent);
+                    $("<option></option>").val(op.name).text(optionText(op)).attr("title", op.summary).appendTo(parent);
                 });
                 select.val(node.operation || options.defaultOperation);
                 var form;
@@ -287,6 +299,7 @@
         operationForm: operationForm,
         paramsValid: paramsValid,
         operationRules: operationRules,
+        operationLabel: operationLabel,
         classText: classText,
         setting: setting,
         validator: validator,
