@@ -75,6 +75,16 @@
         }
     }
 
+    /** A field's placeholder: its range or form, then its default (a long one only named), or that it may be left blank. */
+    function placeholder(limits) {
+        var text = hint(limits);
+        if (limits.default !== undefined) {
+            var value = String(limits.default);
+            return text + "; " + (value.length <= 16 ? "default " + value : "blank: the default text");
+        }
+        return text + (limits.optional ? " (optional)" : "");
+    }
+
     /**
      * Builds the parameter rows of `operation` (its rules entry) into `container`, filled from
      * `values`; returns { read(): stored params, valid(): boolean } and marks bad values.
@@ -106,7 +116,7 @@
                 input.val(String(value));
             } else {
                 input = $("<input>").attr({ id: "ipcam-param-" + name, type: limits.secret ? "password" : "text", autocomplete: "off" }).css("width", "70%");
-                input.attr("placeholder", (limits.default !== undefined ? "default " + limits.default + "; " : "") + hint(limits) + (limits.optional ? " (optional)" : ""));
+                input.attr("placeholder", placeholder(limits));
                 input.val(String(value));
             }
             input.appendTo(row);
@@ -118,7 +128,9 @@
         function mark(name) {
             var result = check(fields[name], inputs[name].val());
             inputs[name].toggleClass("input-error", result !== true);
-            inputs[name].attr("title", result === true ? "" : result);
+            // A long default does not fit the placeholder: the tooltip gives it whole.
+            var limits = fields[name];
+            inputs[name].attr("title", result !== true ? result : (limits.default !== undefined ? "default: " + limits.default : ""));
             return result === true;
         }
 

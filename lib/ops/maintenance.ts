@@ -180,7 +180,7 @@ export const upgradeFirmware = defineOp({
   access: 'admin',
   class: 'destructive',
   summary: 'Uploads and installs a firmware image, reporting upload then device progress (resetSettings: factory defaults too)',
-  params: withLabels(shape({ file: buffer({ maxBytes: FIRMWARE_MAX_BYTES }), resetSettings: withDefault(bool(), false) }), { file: 'Firmware file', resetSettings: 'Factory reset too' }),
+  params: withLabels(shape({ file: buffer({ maxBytes: FIRMWARE_MAX_BYTES }), resetSettings: withDefault(bool(), false) }), { file: 'Firmware file', resetSettings: 'Reset settings' }),
   async run(ctx, p) {
     await ctx.cgi({ path: FIRMWARE_UPGRADE, query: { action: 'preset' }, what: 'firmware upgrade preparation' });
     const uploaded = progressReporter(ctx, 'upload');
