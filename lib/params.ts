@@ -354,6 +354,22 @@ export function labelled<T>(param: Param<T>, label: string): Param<T> {
   return { limits: { ...param.limits, label }, parse: param.parse };
 }
 
+/**
+ * The same object parameter with each field's label for the editor (its dialog and help), written
+ * beside the operation that takes it; parsing is unchanged. Every field needs one: a dialog
+ * never falls back to showing a code key alone.
+ */
+export function withLabels<T extends object>(param: Param<T>, labels: { readonly [K in keyof T]-?: string }): Param<T> {
+  const limits = param.limits;
+  if (limits.type !== 'object') throw new Error('withLabels labels the fields of an object parameter');
+  const fields: Record<string, FieldLimits> = {};
+  for (const [name, field] of Object.entries(limits.fields)) {
+    const label = (labels as Record<string, string | undefined>)[name];
+    fields[name] = label === undefined ? field : { ...field, label };
+  }
+  return { limits: { ...limits, fields }, parse: param.parse };
+}
+
 type Shape = Record<string, Param<unknown>>;
 export type ShapeValue<S extends Shape> = { [K in keyof S]: S[K] extends Param<infer T> ? T : never };
 

@@ -75,6 +75,16 @@
         }
     }
 
+    /** A field's placeholder: its range or form, then its default (a long one only named), or that it may be left blank. */
+    function placeholder(limits) {
+        var text = hint(limits);
+        if (limits.default !== undefined) {
+            var value = String(limits.default);
+            return text + "; " + (value.length <= 16 ? "default " + value : "blank: the default text");
+        }
+        return text + (limits.optional ? " (optional)" : "");
+    }
+
     /**
      * Builds the parameter rows of `operation` (its rules entry) into `container`, filled from
      * `values`; returns { read(): stored params, valid(): boolean } and marks bad values.
@@ -90,7 +100,8 @@
         names.forEach(function (name) {
             var limits = fields[name];
             var row = $("<div class='form-row ipcam-param-row'></div>").appendTo(container);
-            $("<label></label>").attr("for", "ipcam-param-" + name).text(limits.label || name).appendTo(row);
+            // The plain label; the key (the msg.payload field of the same name) when pointed at.
+            $("<label></label>").attr({ for: "ipcam-param-" + name, title: "msg.payload." + name }).text(limits.label || name).appendTo(row);
             if (!editable(limits)) {
                 $("<span class='ipcam-param-from-msg'></span>").text("from msg.payload." + name + (limits.secret ? " (a secret: never kept in the flow)" : "") + (limits.optional ? " (optional)" : "")).appendTo(row);
                 return;
@@ -105,7 +116,7 @@
                 input.val(String(value));
             } else {
                 input = $("<input>").attr({ id: "ipcam-param-" + name, type: limits.secret ? "password" : "text", autocomplete: "off" }).css("width", "70%");
-                input.attr("placeholder", (limits.default !== undefined ? "default " + limits.default + "; " : "") + hint(limits) + (limits.optional ? " (optional)" : ""));
+                input.attr("placeholder", placeholder(limits));
                 input.val(String(value));
             }
             input.appendTo(row);
@@ -117,7 +128,9 @@
         function mark(name) {
             var result = check(fields[name], inputs[name].val());
             inputs[name].toggleClass("input-error", result !== true);
-            inputs[name].attr("title", result === true ? "" : result);
+            // A long default does not fit the placeholder: the tooltip gives it whole.
+            var limits = fields[name];
+            inputs[name].attr("title", result !== true ? result : (limits.default !== undefined ? "default: " + limits.default : ""));
             return result === true;
         }
 
@@ -210,6 +223,17 @@
     };
     var CLASS_ORDER = ["read", "change", "outbound", "files", "destructive"];
 
+    /** An operation as the list shows it: its plain label, the key a flow and the help use beside it. */
+    function optionText(op) {
+        return op.label && op.label !== op.name ? op.label + " (" + op.name + ")" : op.name;
+    }
+
+    /** The plain label of operation `name` of `table`, for a node's label in the flow (the name if unknown). */
+    function operationLabel(table, name) {
+        var op = operationRules(table, name);
+        return op && op.label ? op.label : name;
+    }
+
     /** One line on the class of `op` for the dialog. */
     function classText(op) {
         var words = CLASS_WORDS[op.class];
@@ -253,7 +277,7 @@
                 }
                 list.forEach(function (op) {
                     var parent = (options.groupByClass && groups[op.class]) || select;
-                    $("<option></option>").val(op.name).text(op.name + (op.destructive ? "  (destructive)" : "")).attr("title", op.summary).appendTo(parent);
+                    $("<option></option>").val(op.name).text(optionText(op)).attr("title", op.summary).appendTo(parent);
                 });
                 select.val(node.operation || options.defaultOperation);
                 var form;
@@ -287,6 +311,7 @@
         operationForm: operationForm,
         paramsValid: paramsValid,
         operationRules: operationRules,
+        operationLabel: operationLabel,
         classText: classText,
         setting: setting,
         validator: validator,

@@ -28,13 +28,34 @@ for (const dir of ['locales', 'icons']) {
 fs.chmodSync(path.join(out, 'lib', 'simulator', 'cli.js'), 0o755);
 console.log('build: node dialogs, help (locales/) and icons placed beside the compiled nodes in dist/nodes/');
 
+// Parts of the help written once (docs/help/<part>.html, e.g. the msg.device entry every action
+// node takes), put where a help page says `<!-- IPCAM-HELP: <part> -->`. The packaged help is the
+// composed one; a placeholder naming no part fails the build.
+{
+  const parts = path.join(root, 'docs', 'help');
+  const helpDir = path.join(nodesOut, 'locales', 'en-US');
+  let composed = 0;
+  for (const file of fs.readdirSync(helpDir).filter((f) => f.endsWith('.html'))) {
+    const help = path.join(helpDir, file);
+    const text = fs.readFileSync(help, 'utf8').replace(/^[ \t]*<!-- IPCAM-HELP: ([a-z0-9-]+) -->[ \t]*\n/gm, (_, part) => {
+      const partFile = path.join(parts, `${part}.html`);
+      if (!fs.existsSync(partFile)) throw new Error(`locales/en-US/${file} asks for help part "${part}": there is no docs/help/${part}.html`);
+      composed++;
+      return fs.readFileSync(partFile, 'utf8');
+    });
+    if (text.includes('<!-- IPCAM-HELP')) throw new Error(`locales/en-US/${file}: a help part placeholder is not on a line of its own`);
+    fs.writeFileSync(help, text);
+  }
+  console.log(`build: ${composed} shared help parts composed into the help in dist/nodes/locales/ (from docs/help/)`);
+}
+
 // The editor's rules, generated from lib/ (lib/params limits, lib/ops entries, lib/settings): the dialogs take
 // every range and allowed value from here, never from a hand-kept copy. Node-RED serves the
 // package's resources/ folder at resources/node-red-contrib-ipcam/.
 {
   const ops = require(path.join(out, 'lib', 'ops', 'index.js'));
   const describe = (table) =>
-    [...table.values()].map((op) => ({ name: op.name, api: op.api, access: op.access, class: op.class, destructive: op.destructive, summary: op.summary, params: op.params.limits }));
+    [...table.values()].map((op) => ({ name: op.name, label: op.label, api: op.api, access: op.access, class: op.class, destructive: op.destructive, summary: op.summary, params: op.params.limits }));
   const { settingsLimits } = require(path.join(out, 'lib', 'settings.js'));
   const settings = settingsLimits();
   const rules = { operations: { request: describe(ops.REQUEST_OPERATIONS), edgerecord: describe(ops.EDGE_RECORD_OPERATIONS) }, settings: settings.nodes, ptz: settings.ptz };
@@ -43,8 +64,8 @@ console.log('build: node dialogs, help (locales/) and icons placed beside the co
   console.log(`build: resources/rules.js generated from lib/ (${rules.operations.request.length} request and ${rules.operations.edgerecord.length} edgerecord operations, the settings of ${Object.keys(rules.settings).length} node types)`);
 }
 
-// The operation list of the request and edgerecord help, from the same table: names, access,
-// class (who may choose it), summary and every parameter with its limits.
+// The operation list of the request and edgerecord help, from the same table: names, labels,
+// access, class (who may choose it), summary and every parameter with its label and limits.
 {
   const ops = require(path.join(out, 'lib', 'ops', 'index.js'));
   const esc = (t) => String(t).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
@@ -66,8 +87,8 @@ console.log('build: node dialogs, help (locales/) and icons placed beside the co
     [...table.values()]
       .map((op) => {
         const fields = Object.entries(op.params.limits.fields || {});
-        const params = fields.length === 0 ? '<dd>no parameters</dd>' : `<dd><ul>${fields.map(([name, l]) => `<li><code>${esc(name)}</code>${l.optional ? ' (optional' + (l.default !== undefined ? `, default <code>${esc(l.default)}</code>` : '') + ')' : ''}: ${describe(l)}</li>`).join('')}</ul></dd>`;
-        return `<dt>${esc(op.name)} <span class="property-type">${op.api.toUpperCase()}, ${op.access}, ${op.class}</span></dt><dd>${esc(op.summary)}</dd>${params}`;
+        const params = fields.length === 0 ? '<dd>no parameters</dd>' : `<dd><ul>${fields.map(([name, l]) => `<li><code>${esc(name)}</code>${l.label ? ` <i>${esc(l.label)}</i>` : ''}${l.optional ? ' (optional' + (l.default !== undefined ? `, default <code>${esc(l.default)}</code>` : '') + ')' : ''}: ${describe(l)}</li>`).join('')}</ul></dd>`;
+        return `<dt>${esc(op.name)} <span class="property-type">${op.api.toUpperCase()}, ${op.access}, ${op.class}</span></dt><dd><i>${esc(op.label)}</i>: ${esc(op.summary)}</dd>${params}`;
       })
       .join('\n');
   for (const [file, table] of [['ipcam-request.html', ops.REQUEST_OPERATIONS], ['ipcam-edgerecord.html', ops.EDGE_RECORD_OPERATIONS]]) {

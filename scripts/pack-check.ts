@@ -306,6 +306,10 @@ async function checkRegistered(base: string, pkg: PackageJson): Promise<void> {
     check(html.includes(`data-template-name="${type}"`), `the editor template of ${type} is served`);
     check(html.includes(`data-help-name="${type}"`), `the help of ${type} is served (locales/)`);
   }
+  // The help is served as the build composed it: the shared parts in, no placeholder left.
+  check(!html.includes('<!-- IPCAM-HELP') && !html.includes('<!-- OPERATIONS'), 'the served help still holds a placeholder of scripts/build.js');
+  const deviceEntry = readFileSync(join(ROOT, 'docs', 'help', 'msg-device.html'), 'utf8').trim();
+  check(html.split(deviceEntry).length - 1 >= 11, 'the served help of every action node holds the msg.device entry (docs/help/msg-device.html)');
   const scripts = [...new Set([...html.matchAll(/src="(resources\/node-red-contrib-ipcam\/[^"]+)"/g)].map((m) => m[1] ?? ''))];
   check(scripts.includes('resources/node-red-contrib-ipcam/rules.js'), 'an editor loads the generated resources/rules.js');
   for (const src of scripts) {

@@ -34,6 +34,8 @@ export interface DemoOptions {
    * their own UDP ports. Off by default: nothing leaves the machine.
    */
   discoveryMulticast?: boolean;
+  /** Node-RED's output, as it comes (tests that check it for warnings); overrides `quiet`. */
+  onOutput?: (text: string) => void;
 }
 
 export interface Demo {
@@ -52,11 +54,21 @@ export interface Demo {
 /** The port of the examples' devices that the demo's main simulator answers. */
 const EXAMPLE_SIM_PORT = '8080';
 
-function exampleNodes(): FlowNode[] {
-  return readdirSync(join(ROOT, 'examples'))
-    .filter((f) => f.endsWith('.json'))
-    .sort()
-    .flatMap((file) => JSON.parse(readFileSync(join(ROOT, 'examples', file), 'utf8')) as FlowNode[]);
+/**
+ * Every example's nodes, each id once: the examples share one device node for the simulator (the
+ * same id in every file, as importing a second example into the editor reuses the first's), so
+ * its later copies are dropped. A shared id whose copies differ is a mistake in the examples.
+ */
+export function exampleNodes(): FlowNode[] {
+  const byId = new Map<string, { node: FlowNode; file: string }>();
+  for (const file of readdirSync(join(ROOT, 'examples')).filter((f) => f.endsWith('.json')).sort()) {
+    for (const node of JSON.parse(readFileSync(join(ROOT, 'examples', file), 'utf8')) as FlowNode[]) {
+      const first = byId.get(node.id);
+      if (first === undefined) byId.set(node.id, { node, file });
+      else if (JSON.stringify(first.node) !== JSON.stringify(node)) throw new Error(`examples/${file} and examples/${first.file} hold different nodes of id ${node.id}`);
+    }
+  }
+  return [...byId.values()].map((entry) => entry.node);
 }
 
 /** Ports of example devices other than 8080 (the fleet example's gates): each gets a simulator of its own. */
@@ -166,8 +178,10 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
   const discovery = { targets: [simulator, ...fleet.values()].map((sim) => `127.0.0.1:${sim.discoveryPort}`), multicast: options.discoveryMulticast === true };
   const userDir = prepareUserDir(nodes, simulator.port, new Map([...fleet].map(([port, sim]) => [port, sim.port])), options.uiPort, discovery);
   const red: ChildProcess = spawn(process.execPath, [require.resolve('node-red/red.js'), '--userDir', userDir, '--settings', join(userDir, 'settings.js')], {
-    stdio: options.quiet ? 'ignore' : 'inherit',
+    stdio: options.onOutput ? ['ignore', 'pipe', 'pipe'] : options.quiet ? 'ignore' : 'inherit',
   });
+  const onOutput = options.onOutput;
+  if (onOutput) for (const stream of [red.stdout, red.stderr]) stream?.on('data', (chunk: Buffer) => onOutput(chunk.toString('utf8')));
   const url = `http://127.0.0.1:${options.uiPort}`;
   const exited = new Promise<void>((done) => red.once('exit', () => done()));
 

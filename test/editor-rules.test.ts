@@ -18,6 +18,7 @@ interface RulesEntry {
   access: string;
   class: string;
   destructive: boolean;
+  label: string;
   summary: string;
   params: unknown;
 }
@@ -37,7 +38,7 @@ function generatedRules(): Rules {
 }
 
 function asRules(table: ReadonlyMap<string, Operation>): RulesEntry[] {
-  return [...table.values()].map((op) => ({ name: op.name, api: op.api, access: op.access, class: op.class, destructive: op.destructive, summary: op.summary, params: JSON.parse(JSON.stringify(op.params.limits)) as unknown }));
+  return [...table.values()].map((op) => ({ name: op.name, api: op.api, access: op.access, class: op.class, destructive: op.destructive, label: op.label, summary: op.summary, params: JSON.parse(JSON.stringify(op.params.limits)) as unknown }));
 }
 
 describe('editor rules generated from lib/ops', function () {

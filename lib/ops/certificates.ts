@@ -1,6 +1,6 @@
 /** Spec 4.10: the device's HTTPS certificate (sslselfsign, sslcertinfo). */
 import { IpcamError } from '../errors';
-import { int, shape, text, type Param } from '../params';
+import { int, shape, text, withLabels, type Param } from '../params';
 import { defineOp, type Operation } from './types';
 
 const SELF_SIGN = '/cgi-bin/admin/sslselfsign';
@@ -24,11 +24,12 @@ const subjectField = (max: number): Param<string> => text({ max, forbid: CERT_FO
 
 export const selfSignCertificate = defineOp({
   name: 'selfSignCertificate',
+  label: 'New self-signed certificate',
   api: 'cgi',
   access: 'admin',
   class: 'destructive',
   summary: 'Replaces the HTTPS certificate with a new self-signed one',
-  params: shape({
+  params: withLabels(shape({
     country: text({ max: 2, pattern: CERT_COUNTRY, patternText: 'two capital letters (ISO 3166), like SE' }),
     state: subjectField(CERT_FIELD_MAX.state),
     locality: subjectField(CERT_FIELD_MAX.locality),
@@ -36,7 +37,7 @@ export const selfSignCertificate = defineOp({
     unit: subjectField(CERT_FIELD_MAX.unit),
     commonName: subjectField(CERT_FIELD_MAX.commonName),
     days: int(CERT_DAYS),
-  }),
+  }), { country: 'Country', state: 'State', locality: 'City', organization: 'Organization', unit: 'Unit', commonName: 'Common name', days: 'Valid (days)' }),
   request: (p) => ({
     path: SELF_SIGN,
     query: [['CNTR', p.country], ['STAT', p.state], ['LOCA', p.locality], ['ORGA', p.organization], ['ORUN', p.unit], ['CMNM', p.commonName], ['VALI', p.days]],
@@ -144,6 +145,7 @@ export function parseCertificateDump(dump: string): CertificateInfo {
 
 export const certificateInfo = defineOp({
   name: 'certificateInfo',
+  label: 'Certificate information',
   api: 'cgi',
   access: 'admin',
   class: 'read',

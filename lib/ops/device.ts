@@ -3,7 +3,7 @@
  * status, PTZ capabilities, the HTTP post configuration and the password. Requests and parsers
  * that other parts of the library use too live in lib/xml and serve both from there.
  */
-import { int, optional, shape, text, withDefault } from '../params';
+import { int, optional, shape, text, withDefault, withLabels } from '../params';
 import { buildDocument, xml } from '../xml/codec';
 import { ALARM_STATUS_PATH, parseAlarmStatus } from '../xml/alarm-status';
 import { channelPath, MAX_CHANNEL } from '../xml/channel';
@@ -20,6 +20,7 @@ export const MODIFY_PASSWORD_PATH = '/ModifyPassword';
 
 export const getDeviceInfo = defineOp({
   name: 'getDeviceInfo',
+  label: 'Device information',
   api: 'xml',
   access: 'view',
   class: 'read',
@@ -34,28 +35,31 @@ export const getDeviceInfo = defineOp({
 
 export const getAlarmStatus = defineOp({
   name: 'getAlarmStatus',
+  label: 'Alarm states',
   api: 'xml',
   access: 'view',
   class: 'read',
   summary: 'Reads the current alarm states (motion, sensor inputs, vehicle, ...), one entry per alarm',
-  params: shape({ channel: optional(int(CHANNEL)) }),
+  params: withLabels(shape({ channel: optional(int(CHANNEL)) }), { channel: 'Channel' }),
   request: (p) => ({ path: channelPath(ALARM_STATUS_PATH, p.channel) }),
   parse: (root) => ({ payload: parseAlarmStatus(root) }),
 });
 
 export const getPtzCaps = defineOp({
   name: 'getPtzCaps',
+  label: 'PTZ capabilities',
   api: 'xml',
   access: 'view',
   class: 'read',
   summary: 'Reads the PTZ capabilities of a channel: speed range, preset and cruise counts',
-  params: shape({ channel: withDefault(int(CHANNEL), 1) }),
+  params: withLabels(shape({ channel: withDefault(int(CHANNEL), 1) }), { channel: 'Channel' }),
   request: (p) => ({ path: ptzCapsPath(p.channel) }),
   parse: (root) => ({ payload: parsePtzCaps(root) }),
 });
 
 export const getHttpPostConfig = defineOp({
   name: 'getHttpPostConfig',
+  label: 'Event post settings',
   api: 'xml',
   access: 'admin',
   class: 'read',
@@ -72,11 +76,12 @@ export function setHttpPostRequest(p: HttpPostParams): OpRequest {
 
 export const setHttpPostConfig = defineOp({
   name: 'setHttpPostConfig',
+  label: 'Set the event post server',
   api: 'xml',
   access: 'admin',
   class: 'outbound',
   summary: 'Points the device\'s event posts at a server (cameras; recorders set this in their web page)',
-  params: HTTP_POST_PARAMS,
+  params: withLabels(HTTP_POST_PARAMS, { server: 'Server', port: 'Port', path: 'Path', keepalive: 'Keep-alive (s)', enabled: 'Posting on' }),
   async run(ctx, p) {
     try {
       await ctx.xml(setHttpPostRequest(p));
@@ -104,11 +109,12 @@ export function modifyPasswordRequest(p: { newPassword: string; user?: string | 
 
 export const modifyPassword = defineOp({
   name: 'modifyPassword',
+  label: 'Change the account password',
   api: 'xml',
   access: 'admin',
   class: 'destructive',
   summary: 'Changes the account password (then update the password of the ipcam-device node)',
-  params: MODIFY_PASSWORD_PARAMS,
+  params: withLabels(MODIFY_PASSWORD_PARAMS, { newPassword: 'New password', user: 'Account' }),
   async run(ctx, p) {
     await ctx.xml(modifyPasswordRequest(p));
     return { payload: { ok: true } };

@@ -8,7 +8,7 @@ import { encodeCgi, parseKeyValues } from '../cgi/codec';
 import { IpcamError, inputError } from '../errors';
 import { FALLBACK_TYPE, handedOnType } from '../content-type';
 import { echo } from '../echo';
-import { bool, dateTime, int, oneOf, optional, shape, text, withDefault, type Param } from '../params';
+import { bool, dateTime, int, oneOf, optional, shape, text, withDefault, withLabels, type Param } from '../params';
 import { child } from '../xml/codec';
 import type { DeviceClient } from '../transport/client';
 import { defineOp, type CgiAnswer, type OpContext, type Operation } from './types';
@@ -334,11 +334,12 @@ async function walkRecords(ctx: OpContext, p: SearchParams): Promise<{ records: 
 
 export const search = defineOp({
   name: 'search',
+  label: 'Search records',
   api: 'cgi',
   access: 'admin',
   class: 'read',
   summary: 'Searches the edge records by time, trigger type and event name (one page, or every page with all)',
-  params: searchParams,
+  params: withLabels(searchParams, { from: 'From', to: 'To', trigger: 'Trigger', sort: 'Order', limit: 'Per page', typename: 'Event name', all: 'Every page' }),
   async run(ctx, p) {
     if (p.typename !== undefined && p.typename.trim().toLowerCase() === EVENT_NAMES_TYPENAME) throw inputError(`typename ${EVENT_NAMES_TYPENAME} lists event names: use the operation eventNames`);
     if (p.from !== undefined && p.to !== undefined && p.from > p.to) throw inputError(`from (${p.from}) is after to (${p.to})`);
@@ -370,6 +371,7 @@ export function parseEventNames(body: string): string[] {
 
 export const eventNames = defineOp({
   name: 'eventNames',
+  label: 'Event names',
   api: 'cgi',
   access: 'admin',
   class: 'read',
@@ -473,11 +475,12 @@ export function parseListing(body: string, directory: readonly string[]): { entr
 
 export const listStorage = defineOp({
   name: 'listStorage',
+  label: 'List a storage folder',
   api: 'cgi',
   access: 'admin',
   class: 'read',
   summary: 'Lists a folder of the network storage the records are kept on (dates, hours, records, files)',
-  params: shape({ directory: optional(storagePath()), mac: optional(macParam) }),
+  params: withLabels(shape({ directory: optional(storagePath()), mac: optional(macParam) }), { directory: 'Folder', mac: 'Device MAC' }),
   async run(ctx, p) {
     const { names, folder } = segmentsOf(p.directory, 'directory');
     const mac = p.mac ?? (await deviceMac(ctx));
@@ -493,11 +496,12 @@ const CONTENT_TYPES: Record<string, string> = { jpg: 'image/jpeg', jpeg: 'image/
 
 export const download = defineOp({
   name: 'download',
+  label: 'Download a record file',
   api: 'cgi',
   access: 'admin',
   class: 'read',
   summary: 'Downloads one record file of the network storage',
-  params: shape({ path: storagePath(), mac: optional(macParam) }),
+  params: withLabels(shape({ path: storagePath(), mac: optional(macParam) }), { path: 'File path', mac: 'Device MAC' }),
   async run(ctx, p) {
     const { names, folder } = segmentsOf(p.path, 'path');
     const filename = names.at(-1);

@@ -1,6 +1,6 @@
 /** Spec 4.13 and 4.14: lens control (refocus), climate and defog (equip). */
 import { IpcamError, inputError } from '../errors';
-import { bool, int, oneOf, optional, shape } from '../params';
+import { bool, int, oneOf, optional, shape, withLabels } from '../params';
 import { defineOp, type Operation } from './types';
 
 const REFOCUS = '/cgi-bin/admin/refocus';
@@ -21,11 +21,12 @@ const lensParams = shape({
 
 export const lens = defineOp({
   name: 'lens',
+  label: 'Zoom and focus',
   api: 'cgi',
   access: 'admin',
   class: 'change',
   summary: 'Zooms or focuses a motorized lens by a step or to a position, or runs the smart focus',
-  params: lensParams,
+  params: withLabels(lensParams, { mode: 'Action', step: 'Step', position: 'Position', method: 'Focus method' }),
   request(p) {
     if (p.mode === 'smart') {
       if (p.step !== undefined || p.position !== undefined) throw inputError('smart focus takes method (full or fast), not step or position');
@@ -68,6 +69,7 @@ export function parseClimate(text: string): Climate {
 
 export const readClimate = defineOp({
   name: 'readClimate',
+  label: 'Housing climate',
   api: 'cgi',
   access: 'admin',
   class: 'read',
@@ -79,11 +81,12 @@ export const readClimate = defineOp({
 
 export const setDefog = defineOp({
   name: 'setDefog',
+  label: 'Defog on or off',
   api: 'cgi',
   access: 'admin',
   class: 'change',
   summary: 'Turns defog on or off',
-  params: shape({ on: bool() }),
+  params: withLabels(shape({ on: bool() }), { on: 'Defog on' }),
   request: (p) => ({ path: EQUIP, query: { defog: p.on ? 'on' : 'off' }, what: 'defog' }),
   parse: () => ({ payload: { ok: true } }),
 });

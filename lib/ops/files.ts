@@ -4,7 +4,7 @@
  * through them too.
  */
 import { inputError } from '../errors';
-import { shape, text } from '../params';
+import { shape, text, withLabels } from '../params';
 import { MAX_TARGET } from '../transport/client';
 import { targetOf } from './runner';
 import { defineOp, type CgiAnswer, type OpRequest, type Operation } from './types';
@@ -77,22 +77,24 @@ export function fileText(answer: CgiAnswer): string {
 
 export const readFile = defineOp({
   name: 'readFile',
+  label: 'Read a file',
   api: 'cgi',
   access: 'admin',
   class: 'files',
   summary: 'Reads a text file of the device (an empty file gives empty text)',
-  params: shape({ path: FILE_PATH }),
+  params: withLabels(shape({ path: FILE_PATH }), { path: 'File path' }),
   request: (p) => fileReadRequest(p.path),
   parse: (answer) => ({ payload: fileText(answer) }),
 });
 
 export const writeFile = defineOp({
   name: 'writeFile',
+  label: 'Write a file',
   api: 'cgi',
   access: 'admin',
   class: 'destructive',
   summary: 'Writes text to a file of the device, replacing what it held',
-  params: shape({ path: FILE_PATH, data: FILE_DATA }),
+  params: withLabels(shape({ path: FILE_PATH, data: FILE_DATA }), { path: 'File path', data: 'Text' }),
   request: (p) => fileWriteRequest(p.path, p.data),
   parse: () => ({ payload: { ok: true } }),
 });

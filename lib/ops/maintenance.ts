@@ -6,7 +6,7 @@
  */
 import { handedOnType } from '../content-type';
 import { IpcamError } from '../errors';
-import { bool, buffer, shape, withDefault } from '../params';
+import { bool, buffer, shape, withDefault, withLabels } from '../params';
 import { defineOp, type CgiAnswer, type OpContext, type Operation, type OpRequest } from './types';
 
 const RESTOREDEVCONF = '/cgi-bin/admin/restoredevconf';
@@ -76,6 +76,7 @@ const ok = (): { payload: { ok: true } } => ({ payload: { ok: true } });
 
 export const factoryReset = defineOp({
   name: 'factoryReset',
+  label: 'Factory reset',
   api: 'cgi',
   access: 'admin',
   class: 'destructive',
@@ -116,6 +117,7 @@ export function attachmentName(header: string | string[] | undefined): string | 
 
 export const backup = defineOp({
   name: 'backup',
+  label: 'Back up the configuration',
   api: 'cgi',
   access: 'admin',
   class: 'files',
@@ -132,11 +134,12 @@ export const backup = defineOp({
 
 export const restore = defineOp({
   name: 'restore',
+  label: 'Restore a backup',
   api: 'cgi',
   access: 'admin',
   class: 'destructive',
   summary: 'Restores a configuration backup (file: a Buffer made by backup)',
-  params: shape({ file: buffer({ maxBytes: BACKUP_MAX_BYTES }) }),
+  params: withLabels(shape({ file: buffer({ maxBytes: BACKUP_MAX_BYTES }) }), { file: 'Backup file' }),
   request: (p) => upload(RESTORE, p.file, UPLOAD_FILENAMES.restore, 'restore'),
   parse: ok,
 });
@@ -184,11 +187,12 @@ async function waitForFirmware(ctx: OpContext): Promise<void> {
 
 export const upgradeFirmware = defineOp({
   name: 'upgradeFirmware',
+  label: 'Upgrade the firmware',
   api: 'cgi',
   access: 'admin',
   class: 'destructive',
   summary: 'Uploads and installs a firmware image, reporting upload then device progress (resetSettings: factory defaults too)',
-  params: shape({ file: buffer({ maxBytes: FIRMWARE_MAX_BYTES }), resetSettings: withDefault(bool(), false) }),
+  params: withLabels(shape({ file: buffer({ maxBytes: FIRMWARE_MAX_BYTES }), resetSettings: withDefault(bool(), false) }), { file: 'Firmware file', resetSettings: 'Reset settings' }),
   async run(ctx, p) {
     await ctx.cgi({ path: FIRMWARE_UPGRADE, query: { action: 'preset' }, what: 'firmware upgrade preparation' });
     const uploaded = progressReporter(ctx, 'upload');
@@ -208,6 +212,7 @@ export const upgradeFirmware = defineOp({
 
 export const firmwareProgress = defineOp({
   name: 'firmwareProgress',
+  label: 'Firmware upgrade progress',
   api: 'cgi',
   access: 'admin',
   class: 'read',
@@ -219,6 +224,7 @@ export const firmwareProgress = defineOp({
 
 export const reboot = defineOp({
   name: 'reboot',
+  label: 'Reboot',
   api: 'cgi',
   access: 'admin',
   class: 'destructive',
@@ -230,11 +236,12 @@ export const reboot = defineOp({
 
 export const uploadLanguage = defineOp({
   name: 'uploadLanguage',
+  label: 'Upload a language pack',
   api: 'cgi',
   access: 'admin',
   class: 'change',
   summary: 'Uploads a language pack for the web interface (file: a Buffer)',
-  params: shape({ file: buffer({ maxBytes: LANGUAGE_MAX_BYTES }) }),
+  params: withLabels(shape({ file: buffer({ maxBytes: LANGUAGE_MAX_BYTES }) }), { file: 'Language pack' }),
   request: (p) => upload(LANGUAGE, p.file, UPLOAD_FILENAMES.language, 'language upload'),
   parse: ok,
 });

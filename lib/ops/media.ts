@@ -7,7 +7,7 @@ import { addAbortSignal, Readable } from 'node:stream';
 import { parseKeyValues } from '../cgi/codec';
 import { IpcamError, inputError } from '../errors';
 import { echo } from '../echo';
-import { buffer, int, oneOf, optional, shape, text, withDefault, type Param } from '../params';
+import { buffer, int, oneOf, optional, shape, text, withDefault, withLabels, type Param } from '../params';
 import { parseSdp, type SdpMedia } from '../sdp';
 import { rtspDescribe } from '../transport/rtsp';
 import { defineOp, type Operation } from './types';
@@ -74,11 +74,12 @@ async function readClip(stream: Readable, max: number, ms: number, signal: Abort
 
 export const sendAudio = defineOp({
   name: 'sendAudio',
+  label: 'Play audio',
   api: 'cgi',
   access: 'admin',
   class: 'change',
   summary: "Plays audio on the device's speaker (a Buffer or a readable stream, in one of the listed encodings)",
-  params: shape({ audio: audioInput(), contentType: withDefault(oneOf(AUDIO_CONTENT_TYPES), 'audio/basic') }),
+  params: withLabels(shape({ audio: audioInput(), contentType: withDefault(oneOf(AUDIO_CONTENT_TYPES), 'audio/basic') }), { audio: 'Audio', contentType: 'Encoding' }),
   async run(ctx, p) {
     const audio = p.audio instanceof Readable ? await readClip(p.audio, AUDIO_MAX_BYTES, AUDIO_READ_TIMEOUT_MS, ctx.signal) : p.audio;
     await ctx.cgi({ method: 'POST', path: AUDIO_IN, body: { data: audio, contentType: p.contentType }, timeout: AUDIO_TIMEOUT_MS, what: 'audio' });
@@ -125,11 +126,12 @@ const describeParams: Param<{ stream?: string | undefined }> = {
 
 export const describeRtsp = defineOp({
   name: 'describeRtsp',
+  label: 'Describe an RTSP stream',
   api: 'rtsp',
   access: 'view',
   class: 'read',
   summary: "Asks the device's own RTSP server (its host, the port its parameters name; Digest only when the device node is https) to describe a stream (SDP: its video and audio)",
-  params: describeParams,
+  params: withLabels(describeParams, { stream: 'Stream' }),
   async run(ctx, p) {
     const answer = await ctx.cgi({ path: '/cgi-bin/view/param', query: { action: 'list', group: RTSP_PARAM_GROUP }, what: 'RTSP parameter list' });
     const values = parseKeyValues(answer.text.length > 65_536 ? answer.text.slice(0, 65_536) : answer.text);

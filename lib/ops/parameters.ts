@@ -3,7 +3,7 @@
  * library functions of lib/cgi/params.ts, which run them: one set of checks and builders.
  */
 import { parseKeyValues } from '../cgi/codec';
-import { list, oneOf, optional, record, shape, text, withDefault, type Param } from '../params';
+import { list, oneOf, optional, record, shape, text, withDefault, withLabels, type Param } from '../params';
 import { defineOp, type AccessLevel, type Operation } from './types';
 
 /** A parameter or group name as the device writes it: `Image.I0.Appearance.Resolution`, `Motion.M1`. */
@@ -52,11 +52,12 @@ function paramPath(level: AccessLevel): string {
 
 export const listParams = defineOp({
   name: 'listParams',
+  label: 'Read parameters',
   api: 'cgi',
   access: 'view',
   class: 'read',
   summary: 'Reads device parameters: the groups named (wildcard * allowed), or all',
-  params: shape({ group: optional(groupNames), level: withDefault(oneOf(LIST_LEVELS), 'admin') }),
+  params: withLabels(shape({ group: optional(groupNames), level: withDefault(oneOf(LIST_LEVELS), 'admin') }), { group: 'Groups', level: 'Access level' }),
   request(p) {
     const groups = p.group ?? [];
     // Field notes: several groups go as repeated `group=` keys, which every firmware reads.
@@ -73,11 +74,12 @@ export interface ParamsUpdated {
 
 export const updateParams = defineOp({
   name: 'updateParams',
+  label: 'Change parameters',
   api: 'cgi',
   access: 'operator',
   class: 'change',
   summary: 'Assigns values to device parameters',
-  params: shape({ params: record(paramName, paramValue, { maxCount: PARAM_NAMES_MAX }), level: withDefault(oneOf(CHANGE_LEVELS), 'admin') }),
+  params: withLabels(shape({ params: record(paramName, paramValue, { maxCount: PARAM_NAMES_MAX }), level: withDefault(oneOf(CHANGE_LEVELS), 'admin') }), { params: 'Values', level: 'Access level' }),
   request(p) {
     const names = Object.keys(p.params);
     return { path: paramPath(p.level), query: [['action', 'update'], ...names.map((n) => [n, p.params[n] as string] as const)], what: 'parameter update', names };
@@ -104,11 +106,12 @@ export function createdGroup(answerText: string, group: string): string | undefi
 
 export const addParamGroup = defineOp({
   name: 'addParamGroup',
+  label: 'Add a parameter group',
   api: 'cgi',
   access: 'operator',
   class: 'change',
   summary: 'Adds a parameter group node from a template the device supports (e.g. Motion from motion)',
-  params: shape({ group: paramName, template: paramName, level: withDefault(oneOf(CHANGE_LEVELS), 'admin') }),
+  params: withLabels(shape({ group: paramName, template: paramName, level: withDefault(oneOf(CHANGE_LEVELS), 'admin') }), { group: 'Group', template: 'Template', level: 'Access level' }),
   request: (p) => ({ path: paramPath(p.level), query: [['action', 'add'], ['group', p.group], ['template', p.template]], what: 'parameter group add', names: [p.group, p.template] }),
   parse(answer, p): { payload: ParamGroupAdded } {
     const group = createdGroup(answer.text, p.group);
@@ -118,11 +121,12 @@ export const addParamGroup = defineOp({
 
 export const removeParamGroup = defineOp({
   name: 'removeParamGroup',
+  label: 'Remove a parameter group',
   api: 'cgi',
   access: 'operator',
   class: 'destructive',
   summary: 'Removes a parameter group node and every parameter under it',
-  params: shape({ group: paramName, level: withDefault(oneOf(CHANGE_LEVELS), 'admin') }),
+  params: withLabels(shape({ group: paramName, level: withDefault(oneOf(CHANGE_LEVELS), 'admin') }), { group: 'Group', level: 'Access level' }),
   request: (p) => ({ path: paramPath(p.level), query: [['action', 'remove'], ['group', p.group]], what: 'parameter group removal', names: [p.group] }),
   parse: () => ({ payload: { ok: true as const } }),
 });

@@ -9,7 +9,7 @@
  */
 import { deviceWords, withholdLines } from '../echo';
 import { IpcamError } from '../errors';
-import { bool, int, oneOf, optional, shape, text, withDefault } from '../params';
+import { bool, int, oneOf, optional, shape, text, withDefault, withLabels } from '../params';
 import { assertTargetFits, fileReadRequest, fileText, fileWriteRequest } from './files';
 import { defineOp, type CgiAnswer, type OpContext, type OpRequest, type OpResult, type Operation } from './types';
 
@@ -139,11 +139,12 @@ export function httpCodeOf(answerText: string): number | undefined {
 
 export const testHttpServer = defineOp({
   name: 'testHttpServer',
+  label: 'Test an HTTP server',
   api: 'cgi',
   access: 'admin',
   class: 'outbound',
   summary: 'Has the device connect to an HTTP (event) server, through a proxy if given, and tells the HTTP code it got',
-  params: httpParams,
+  params: withLabels(httpParams, { server: 'Server', port: 'Port', user: 'User name', password: 'Password', proxy: 'Proxy', proxyPort: 'Proxy port', proxyUser: 'Proxy user', proxyPassword: 'Proxy password' }),
   request(p) {
     const secrets = secretsOf(secretForms(p.password, p.user), secretForms(p.proxyPassword, p.proxyUser));
     const proxySetting = (['proxyPort', 'proxyUser', 'proxyPassword'] as const).find((key) => p[key] !== undefined);
@@ -190,11 +191,12 @@ export function storageTestOk(answerText: string): boolean {
 
 export const testNetworkStorage = defineOp({
   name: 'testNetworkStorage',
+  label: 'Test network storage',
   api: 'cgi',
   access: 'admin',
   class: 'outbound',
   summary: 'Has the device mount a network share (CIFS or NFS) and tells whether it worked',
-  params: storageParams,
+  params: withLabels(storageParams, { type: 'Share type', server: 'Share', user: 'User name', password: 'Password', workgroup: 'Workgroup' }),
   request: (p) =>
     serveTestRequest(`${p.type} storage test`, [
       ['fstype', p.type],
@@ -295,11 +297,12 @@ export const cancelFtpRequest = (): OpRequest => ({ path: SERVETEST_PATH, query:
 
 export const testSmtp = defineOp({
   name: 'testSmtp',
+  label: 'Test mail (SMTP)',
   api: 'cgi',
   access: 'admin',
   class: 'outbound',
   summary: 'Has the device send a test mail (writes /tmp/subject.txt and /tmp/message.txt, starts the test, reads /testsmtp.log until it ends)',
-  params: smtpParams,
+  params: withLabels(smtpParams, { server: 'Mail server', port: 'Port', ssl: 'SSL/TLS', user: 'User name', password: 'Password', to: 'To', from: 'From', subject: 'Subject', message: 'Message', timeout: 'Wait up to (s)' }),
   async run(ctx, p) {
     const secrets = secretForms(p.password, p.user);
     // Every request is built (and so checked) before the first one is sent.
@@ -324,6 +327,7 @@ export const testSmtp = defineOp({
 
 export const cancelSmtpTest = defineOp({
   name: 'cancelSmtpTest',
+  label: 'Stop the mail test',
   api: 'cgi',
   access: 'admin',
   class: 'change',
@@ -344,11 +348,12 @@ const ftpParams = shape({
 
 export const testFtp = defineOp({
   name: 'testFtp',
+  label: 'Test FTP upload',
   api: 'cgi',
   access: 'admin',
   class: 'outbound',
   summary: 'Has the device upload a test file by FTP (writes /var/ftptest, starts the test, reads /testftp.log until it ends)',
-  params: ftpParams,
+  params: withLabels(ftpParams, { server: 'FTP server', user: 'User name', password: 'Password', passive: 'Passive mode', target: 'File name', timeout: 'Wait up to (s)' }),
   async run(ctx, p) {
     const secrets = secretForms(p.password, p.user);
     const requests = [
@@ -370,6 +375,7 @@ export const testFtp = defineOp({
 
 export const cancelFtpTest = defineOp({
   name: 'cancelFtpTest',
+  label: 'Stop the FTP test',
   api: 'cgi',
   access: 'admin',
   class: 'change',

@@ -98,6 +98,11 @@ interface OpBase<P> {
   access: AccessLevel;
   /** Who may choose it (OP_CLASSES): only `read` from a message. */
   class: OpClass;
+  /**
+   * What the editor lists it as, in plain words (`Device information`); the name stays the key a
+   * flow and the help use. The request and edgerecord tables give every entry one.
+   */
+  label?: string;
   /** One line for the editor and README. */
   summary: string;
   params: Param<P>;
@@ -131,6 +136,8 @@ export interface Operation {
   readonly class: OpClass;
   /** `class` is `destructive` (the (D) of the tables): kept beside the class for the tables and the editor. */
   readonly destructive: boolean;
+  /** The plain words the editor lists it by (the name when the entry gives none). */
+  readonly label: string;
   readonly summary: string;
   readonly params: Param<unknown>;
   /** Validates `input` (EINPUT, nothing sent) and runs. */
@@ -142,7 +149,7 @@ export interface Operation {
 /** Erases an entry's types once its request and parser have been checked against each other. */
 export function defineOp<P, R>(op: OperationOf<P, R>): Operation {
   const validate = (input: unknown): P => op.params.parse(input, 'payload');
-  const base = { name: op.name, api: op.api, access: op.access, class: op.class, destructive: op.class === 'destructive', summary: op.summary, params: op.params as Param<unknown> };
+  const base = { name: op.name, api: op.api, access: op.access, class: op.class, destructive: op.class === 'destructive', label: op.label ?? op.name, summary: op.summary, params: op.params as Param<unknown> };
   if ('run' in op) return { ...base, invoke: async (ctx, input) => op.run(ctx, validate(input)) };
   if (op.api === 'xml') {
     const xmlOp = op as XmlOperation<P, R>;

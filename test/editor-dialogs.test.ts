@@ -1,0 +1,224 @@
+/**
+ * The dialogs as a user first meets them (issue 24), in Debian's Chromium at 1280x800 against the
+ * demo of `npm start`: every example imported into an empty editor, one after the other as a
+ * user does it, leaves one device node for the simulator and deploys with no warning; every
+ * node's dialog shows each label and placeholder whole; the request dialog lists its operations
+ * by plain label, grouped by class. Screenshots of every dialog go to test-artifacts/dialogs/
+ * (ignored by git; CI keeps them as artifacts).
+ */
+import { strict as assert } from 'node:assert';
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { type Browser, type Page } from 'playwright-core';
+import { startDemo, type Demo } from '../scripts/start';
+import { freePort } from './runtime-child';
+import { PROJECT_ROOT } from './helpers';
+import { launchBrowser, needBrowser } from './browser';
+
+export const ARTIFACTS = join(PROJECT_ROOT, 'test-artifacts', 'dialogs');
+
+interface FlowNode {
+  id: string;
+  type: string;
+  z?: string;
+  [key: string]: unknown;
+}
+
+/** Every example file, in the order the editor's Import > Examples lists them. */
+function examples(): Array<{ file: string; nodes: FlowNode[] }> {
+  return readdirSync(join(PROJECT_ROOT, 'examples'))
+    .filter((f) => f.endsWith('.json'))
+    .sort()
+    .map((file) => ({ file, nodes: JSON.parse(readFileSync(join(PROJECT_ROOT, 'examples', file), 'utf8')) as FlowNode[] }));
+}
+
+/** A text that does not fit its box: what the page measured, for the failure message. */
+interface Clipped {
+  what: string;
+  text: string;
+  needs: number;
+  has: number;
+}
+
+/**
+ * Measures, in the page, every visible label and placeholder of the open dialog (the edit tray):
+ * a label's text laid out on one line must fit the label's box; a placeholder's text, in the
+ * input's font, must fit the input's content box. Browser code as text: this project compiles
+ * without the DOM types.
+ */
+const MEASURE = `(() => {
+  const tray = document.querySelector('.red-ui-tray:last-of-type .red-ui-tray-body') || document.querySelector('.red-ui-tray-body');
+  const out = [];
+  if (!tray) return out;
+  const visible = (el) => el.offsetParent !== null && el.getClientRects().length > 0;
+  for (const label of tray.querySelectorAll('.form-row label')) {
+    if (!visible(label) || label.textContent.trim() === '' || label.querySelector('input, select')) continue;
+    const keep = label.style.whiteSpace;
+    label.style.whiteSpace = 'nowrap';
+    const needs = label.scrollWidth;
+    const has = label.clientWidth;
+    label.style.whiteSpace = keep;
+    if (needs > has) out.push({ what: 'label', text: label.textContent.trim(), needs, has });
+  }
+  const canvas = document.createElement('canvas').getContext('2d');
+  for (const input of tray.querySelectorAll('input[placeholder], textarea[placeholder]')) {
+    const text = input.getAttribute('placeholder');
+    if (!text || !visible(input)) continue;
+    const style = getComputedStyle(input);
+    canvas.font = style.font;
+    const needs = Math.ceil(canvas.measureText(text).width);
+    const has = input.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+    if (needs > has) out.push({ what: 'placeholder of #' + input.id, text, needs, has: Math.floor(has) });
+  }
+  return out;
+})()`;
+
+describe('dialogs and examples as a user first meets them (Chromium, 1280x800)', function () {
+  this.timeout(180_000);
+
+  let demo: Demo | undefined;
+  let browser: Browser | undefined;
+  let page: Page;
+  const running = (): Demo => {
+    assert.ok(demo, 'the demo is running');
+    return demo;
+  };
+
+  before(async function () {
+    needBrowser(this, 'dialog');
+    demo = await startDemo({ uiPort: await freePort(), simPort: 0, quiet: true });
+    await demo.ready;
+    // An empty Node-RED: the examples come in through the editor's import, as a user brings them.
+    const emptied = await fetch(`${demo.url}/flows`, { method: 'POST', headers: { 'content-type': 'application/json', 'Node-RED-Deployment-Type': 'full' }, body: '[]' });
+    assert.equal(emptied.status, 204, await emptied.text());
+    browser = await launchBrowser();
+    page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    const origin = new URL(demo.url).origin;
+    await page.route((url) => url.origin !== origin, (route) => route.abort('blockedbyclient'));
+    await page.goto(demo.url);
+    await page.waitForFunction(() => Boolean((globalThis as unknown as { RED?: { nodes?: { getType(t: string): unknown } } }).RED?.nodes?.getType('ipcam-request')), undefined, { timeout: 30_000 });
+    mkdirSync(ARTIFACTS, { recursive: true });
+  });
+
+  after(async function () {
+    await browser?.close();
+    await demo?.stop();
+  });
+
+  it('imports every example one after the other: one device node per address, and a deploy without warnings', async function () {
+    for (const [i, example] of examples().entries()) {
+      // The first import has nothing to clash with. Each later one clashes on the shared device:
+      // Node-RED then offers "Import copy" (new ids, an existing config node of the same id kept).
+      const result = await page.evaluate(
+        ([nodes, copy]) => {
+          const red = (globalThis as unknown as { RED: { view: { importNodes(n: unknown, o: unknown): void } } }).RED;
+          try {
+            red.view.importNodes(nodes, { generateIds: copy, addFlow: false });
+            return 'imported';
+          } catch (err) {
+            return (err as { code?: string }).code ?? String(err);
+          }
+        },
+        [example.nodes, i > 0] as const,
+      );
+      assert.equal(result, 'imported', `${example.file}: ${result}`);
+      // Imported as it is (not a copy), an example clashes only on the shared device, which the
+      // conflict dialog leaves out by default; nothing is imported by the clash.
+      if (i > 0 && example.nodes.some((n) => n.id === 'ipcam-sim-device')) {
+        const clash = await page.evaluate((nodes) => {
+          try {
+            (globalThis as unknown as { RED: { nodes: { import(n: unknown, o: unknown): void } } }).RED.nodes.import(nodes, { generateIds: false });
+            return 'imported';
+          } catch (err) {
+            const e = err as { code?: string; importConfig?: { conflicted: Record<string, unknown> } };
+            return e.code === 'import_conflict' ? Object.keys(e.importConfig?.conflicted ?? {}).sort().join(',') : String(err);
+          }
+        }, example.nodes);
+        assert.equal(clash, 'ipcam-sim-device', example.file);
+      }
+    }
+    const devices = (await page.evaluate(`(() => {
+      const out = [];
+      RED.nodes.eachConfig((n) => { if (n.type === 'ipcam-device') out.push({ id: n.id, name: n.name, address: n.host + ':' + n.port, users: n.users.length }); });
+      return out;
+    })()`)) as Array<{ id: string; name: string; address: string; users: number }>;
+    const byAddress = new Map<string, string[]>();
+    for (const d of devices) byAddress.set(d.address, [...(byAddress.get(d.address) ?? []), d.id]);
+    for (const [address, ids] of byAddress) assert.equal(ids.length, 1, `${address} has ${ids.length} device nodes: ${ids.join(', ')}`);
+    assert.deepEqual(devices.find((d) => d.address === '127.0.0.1:8080'), { id: 'ipcam-sim-device', name: 'Simulator', address: '127.0.0.1:8080', users: devices.find((d) => d.id === 'ipcam-sim-device')?.users });
+    assert.ok(devices.every((d) => d.users > 0), `a device node no node uses: ${JSON.stringify(devices)}`);
+
+    await page.locator('#red-ui-header-button-deploy').click();
+    await page.waitForFunction(() => !(globalThis as unknown as { RED: { nodes: { dirty(): boolean } } }).RED.nodes.dirty(), undefined, { timeout: 30_000 });
+    const notices = await page.locator('.red-ui-notification').allTextContents();
+    await page.screenshot({ path: join(ARTIFACTS, '00-examples-deployed.png') });
+    assert.ok(notices.some((t) => /Successfully deployed/.test(t)), `no deploy notice: ${JSON.stringify(notices)}`);
+    assert.deepEqual(notices.filter((t) => /unused|unknown|invalid|not properly configured/i.test(t)), [], 'the deploy warned');
+    const flows = (await (await fetch(`${running().url}/flows`)).json()) as FlowNode[];
+    assert.equal(flows.filter((n) => n.type === 'ipcam-device' && n['port'] === '8080').length, 1);
+  });
+
+  it('opens every node\'s dialog with each label and placeholder whole, the operations by label and grouped by class', async function () {
+    const types = Object.keys((JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { 'node-red': { nodes: Record<string, string> } })['node-red'].nodes)
+      // Another part of the work owns the device dialog.
+      .filter((t) => t !== 'ipcam-device');
+    const problems: string[] = [];
+    for (const type of types) {
+      const id = await page.evaluate((t) => {
+        const red = (globalThis as unknown as { RED: { nodes: { eachNode(f: (n: { id: string; type: string }) => void): void; eachConfig(f: (n: { id: string; type: string }) => void): void } } }).RED;
+        let found = '';
+        red.nodes.eachNode((n) => { if (!found && n.type === t) found = n.id; });
+        red.nodes.eachConfig((n) => { if (!found && n.type === t) found = n.id; });
+        if (found) return found;
+        // A node type no example uses: a new one, as the palette would add it.
+        const view = (globalThis as unknown as { RED: { view: { importNodes(nodes: object[]): void }; workspaces: { active(): string } } }).RED;
+        const fresh = `dialog-${t}`;
+        view.view.importNodes([{ id: fresh, type: t, x: 200, y: 200, z: view.workspaces.active() }]);
+        return fresh;
+      }, type);
+      assert.ok(id, `no ${type} to open`);
+      const config = await page.evaluate((nodeId) => {
+        const red = (globalThis as unknown as { RED: { nodes: { node(id: string): { _def: { category: string }; type: string } }; editor: { edit(n: unknown): void; editConfig(name: string, type: string, id: string): void } } }).RED;
+        const node = red.nodes.node(nodeId);
+        if (node._def.category === 'config') red.editor.editConfig('', node.type, nodeId);
+        else red.editor.edit(node);
+        return node._def.category === 'config';
+      }, id);
+      const ok = config ? '#node-config-dialog-ok' : '#node-dialog-ok';
+      await page.locator(ok).waitFor({ state: 'visible' });
+      // The tray slides in: measure once it stands still.
+      await page.waitForTimeout(400);
+      const clipped = (await page.evaluate(MEASURE)) as Clipped[];
+      for (const c of clipped) problems.push(`${type}: ${c.what} "${c.text}" needs ${c.needs}px, has ${c.has}px`);
+      await page.screenshot({ path: join(ARTIFACTS, `${type}.png`) });
+
+      if (type === 'ipcam-request') {
+        const groups = await page.locator('#node-input-operation optgroup').evaluateAll((els) => els.map((el) => (el as unknown as { label: string }).label.split(':')[0]));
+        assert.deepEqual(groups, ['Read', 'Change', 'Outbound', 'Files', 'Destructive']);
+        const options = await page.locator('#node-input-operation optgroup option').evaluateAll((els) => els.map((el) => ({ value: (el as unknown as { value: string }).value, text: (el as unknown as { textContent: string }).textContent })));
+        assert.ok(options.length > 20);
+        for (const o of options) assert.match(o.text, new RegExp(`^[A-Z].* \\(${o.value}\\)$`), `option ${o.value} reads "${o.text}"`);
+        assert.ok(options.some((o) => o.text === 'Device information (getDeviceInfo)'));
+        assert.ok(options.some((o) => o.text === 'Test network storage (testNetworkStorage)'));
+        // Each operation's parameters, by plain label, and none of them clipped.
+        for (const op of ['testNetworkStorage', 'testSmtp', 'testHttpServer', 'testFtp', 'selfSignCertificate', 'setHttpPostConfig', 'lens', 'upgradeFirmware', 'listParams', 'addParamGroup']) {
+          await page.selectOption('#node-input-operation', op);
+          await page.waitForTimeout(50);
+          const labels = await page.locator('#ipcam-request-params .ipcam-param-row label').allTextContents();
+          assert.ok(labels.length > 0, `${op} shows no parameters`);
+          for (const label of labels) assert.match(label, /^[A-Z]/, `${op}: parameter label "${label}" is a code key`);
+          for (const c of (await page.evaluate(MEASURE)) as Clipped[]) problems.push(`ipcam-request ${op}: ${c.what} "${c.text}" needs ${c.needs}px, has ${c.has}px`);
+          await page.screenshot({ path: join(ARTIFACTS, `ipcam-request-${op}.png`) });
+        }
+        const storageLabels = await (async () => {
+          await page.selectOption('#node-input-operation', 'testNetworkStorage');
+          return page.locator('#ipcam-request-params .ipcam-param-row label').allTextContents();
+        })();
+        assert.deepEqual(storageLabels, ['Share type', 'Share', 'User name', 'Password', 'Workgroup']);
+      }
+      await page.locator(config ? '#node-config-dialog-cancel' : '#node-dialog-cancel').click();
+      await page.locator(ok).waitFor({ state: 'detached' });
+    }
+    assert.deepEqual(problems, [], `clipped texts:\n${problems.join('\n')}`);
+  });
+});

@@ -1,0 +1,147 @@
+/**
+ * The examples as a set (issue 24): they share one device node for the simulator, each keeps every
+ * config node it brings in use, the gate console names the package it needs first, the README
+ * lists every one; and all of them deployed into one Node-RED (as `npm start` does) hold one
+ * device node per address and start without a warning.
+ */
+import { strict as assert } from 'node:assert';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { exampleNodes, startDemo, type Demo } from '../scripts/start';
+import { freePort } from './runtime-child';
+import { PROJECT_ROOT, waitFor } from './helpers';
+
+interface FlowNode {
+  id: string;
+  type: string;
+  z?: string;
+  x?: number;
+  [key: string]: unknown;
+}
+
+const SHARED_ID = 'ipcam-sim-device';
+const DASHBOARD = '@flowfuse/node-red-dashboard';
+
+const FILES = readdirSync(join(PROJECT_ROOT, 'examples'))
+  .filter((f) => f.endsWith('.json'))
+  .sort();
+
+function example(file: string): FlowNode[] {
+  return JSON.parse(readFileSync(join(PROJECT_ROOT, 'examples', file), 'utf8')) as FlowNode[];
+}
+
+/** Config nodes: neither a tab nor a node on the canvas (the editor's own rule: no x and y). */
+function configNodes(nodes: FlowNode[]): FlowNode[] {
+  return nodes.filter((n) => n.type !== 'tab' && n.type !== 'group' && n.x === undefined);
+}
+
+/** Ids a node names in its settings (the editor counts a config node's users this way). */
+function referencedIds(node: FlowNode): string[] {
+  return Object.entries(node)
+    .filter(([key, value]) => key !== 'id' && key !== 'z' && key !== 'wires' && typeof value === 'string')
+    .map(([, value]) => value as string);
+}
+
+describe('the examples share one simulator device and bring no unused configuration', function () {
+  it('every device for the simulator (127.0.0.1:8080) is the same node, id ipcam-sim-device, named Simulator', function () {
+    const copies = FILES.flatMap((file) => example(file).filter((n) => n.type === 'ipcam-device' && n['port'] === '8080').map((n) => ({ file, n })));
+    assert.ok(copies.length >= 6, 'most examples talk to the simulator');
+    for (const { file, n } of copies) {
+      assert.equal(n.id, SHARED_ID, file);
+      assert.equal(n['name'], 'Simulator', file);
+      assert.deepEqual(n, copies[0]?.n, `${file}: its copy of the shared device differs`);
+    }
+  });
+
+  it('the fleet example keeps three gate devices of its own, with fixed ids, each used by a node', function () {
+    const fleet = example('fleet-sync.json');
+    const gates = fleet.filter((n) => n.type === 'ipcam-device');
+    assert.deepEqual(gates.map((g) => g['name']), ['gate-north', 'gate-south', 'gate-east']);
+    assert.equal(new Set(gates.map((g) => g['port'])).size, 3);
+    assert.ok(gates.every((g) => g.id !== SHARED_ID && /^[0-9a-z-]+$/.test(g.id)));
+  });
+
+  for (const file of FILES) {
+    it(`${file}: every config node it brings is used by one of its nodes, and every reference resolves`, function () {
+      const nodes = example(file);
+      const ids = new Set(nodes.map((n) => n.id));
+      const used = new Set(nodes.filter((n) => n.x !== undefined || n.type.startsWith('ui-')).flatMap(referencedIds));
+      // Dashboard 2's config nodes name each other (a page its theme and base): those count too.
+      for (const n of configNodes(nodes)) for (const id of referencedIds(n)) used.add(id);
+      const unused = configNodes(nodes).filter((n) => !used.has(n.id)).map((n) => `${n.type} ${String(n['name'] ?? n.id)}`);
+      assert.deepEqual(unused, [], `${file}: unused configuration nodes`);
+      for (const n of nodes) {
+        for (const key of ['device', 'server', 'group', 'page', 'ui', 'theme'] as const) {
+          const ref = n[key];
+          if (typeof ref === 'string' && ref !== '' && (key === 'device' || key === 'server' || n.type.startsWith('ui-'))) {
+            if (key === 'group' && !n.type.startsWith('ui-')) continue;
+            assert.ok(ids.has(ref), `${file}: ${n.type} ${n.id} names ${key} ${ref}, which the file does not hold`);
+          }
+        }
+      }
+    });
+  }
+
+  it('the gate console starts with a comment naming the package it needs; the README names it too', function () {
+    const first = example('gate-console.json')[0];
+    assert.equal(first?.type, 'comment');
+    assert.match(String(first?.['name']), new RegExp(DASHBOARD));
+    assert.match(String(first?.['info']), /Manage palette/);
+    const line = readFileSync(join(PROJECT_ROOT, 'README.md'), 'utf8').split('\n').find((l) => l.startsWith('- *gate-console*'));
+    assert.match(line ?? '', new RegExp(DASHBOARD));
+  });
+
+  it('the README lists every example, one line each', function () {
+    const readme = readFileSync(join(PROJECT_ROOT, 'README.md'), 'utf8').split('\n');
+    for (const file of FILES) {
+      const name = file.replace(/\.json$/, '');
+      assert.equal(readme.filter((l) => l.startsWith(`- *${name}*: `)).length, 1, `README: no one-line entry for ${name}`);
+    }
+  });
+
+  it('npm start deploys each shared node once', function () {
+    const nodes = exampleNodes();
+    assert.equal(nodes.filter((n) => n.id === SHARED_ID).length, 1);
+    assert.equal(new Set(nodes.map((n) => n.id)).size, nodes.length);
+  });
+});
+
+describe('every example in one Node-RED (the demo of npm start)', function () {
+  this.timeout(90_000);
+  let demo: Demo | undefined;
+  let output = '';
+
+  before(async function () {
+    demo = await startDemo({ uiPort: await freePort(), simPort: 0, onOutput: (text) => (output = (output + text).slice(-256 * 1024)) });
+    await demo.ready;
+    await waitFor('the flows started', () => /Started flows/.test(output), 30_000);
+  });
+
+  after(async function () {
+    await demo?.stop();
+  });
+
+  it('holds one device node per address, the simulator\'s with its credentials set once', async function () {
+    assert.ok(demo);
+    const flows = (await (await fetch(`${demo.url}/flows`)).json()) as FlowNode[];
+    const devices = flows.filter((n) => n.type === 'ipcam-device');
+    const addresses = devices.map((d) => `${String(d['host'])}:${String(d['port'])}`);
+    assert.equal(new Set(addresses).size, addresses.length, `addresses: ${addresses.join(', ')}`);
+    assert.equal(devices.length, 4);
+    assert.equal(devices.find((d) => d.id === SHARED_ID)?.['port'], String(demo.simulator.port));
+    // The shared device answers: the snapshot example's route gives the simulator's picture.
+    let status = 0;
+    for (let i = 0; i < 100 && status !== 200; i++) {
+      const res = await fetch(`${demo.url}/snapshot`);
+      await res.arrayBuffer();
+      status = res.status;
+      if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    assert.equal(status, 200);
+  });
+
+  it('starts the flows without a warning', function () {
+    const warnings = output.split('\n').filter((line) => /\[warn\]/.test(line));
+    assert.deepEqual(warnings, [], output.slice(-4000));
+  });
+});

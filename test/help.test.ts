@@ -1,0 +1,95 @@
+/**
+ * The help pages and the dialogs' words (issue 24): each help page in the core nodes' shape (one
+ * summary line, then Inputs / Outputs / Details as message-property lists), short, with the
+ * shared parts (the msg.device entry, the error codes, the stream's behaviour) written once in
+ * docs/help and composed by the build into the help the package ships; every operation and
+ * parameter of lib/ops carries a plain label into the generated rules and help.
+ */
+import { strict as assert } from 'node:assert';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { EDGE_RECORD_OPERATIONS, REQUEST_OPERATIONS } from '../lib/ops';
+import { PROJECT_ROOT } from './helpers';
+
+const SOURCE = join(PROJECT_ROOT, 'locales', 'en-US');
+const SHIPPED = join(PROJECT_ROOT, 'dist', 'nodes', 'locales', 'en-US');
+const PARTS = join(PROJECT_ROOT, 'docs', 'help');
+/** Help owned by other work (the device config node and its companions). */
+const NOT_HERE = new Set(['ipcam-device.html', 'ipcam-discover.html', 'ipcam-device-status.html']);
+/** The core HTTP request node, the most configurable core node, needs 96 lines. */
+const CORE_MOST = 96;
+
+const PAGES = readdirSync(SOURCE).filter((f) => f.endsWith('.html') && !NOT_HERE.has(f));
+const ACTION_NODES = JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { 'node-red': { nodes: Record<string, string> } };
+
+/** A help page as shipped, without the operation list the build generates from lib/ops (reference, not prose). */
+function shippedProse(file: string): string {
+  return readFileSync(join(SHIPPED, file), 'utf8').replace(/<h3>Operations<\/h3>\s*<dl class="message-properties">[\s\S]*?<\/dl>/, '');
+}
+
+describe('help pages', function () {
+  it('the shared parts are written once: no help page holds a copy of one', function () {
+    const device = readFileSync(join(PARTS, 'msg-device.html'), 'utf8');
+    for (const file of PAGES) {
+      const text = readFileSync(join(SOURCE, file), 'utf8');
+      assert.doesNotMatch(text, /<dt class="optional">device /, `${file} writes its own msg.device entry`);
+      assert.ok(!text.includes(device.trim().slice(0, 80)), file);
+    }
+  });
+
+  it('the shipped help has every part composed in: the msg.device entry in every node that takes msg.device, no placeholder left', function () {
+    const device = readFileSync(join(PARTS, 'msg-device.html'), 'utf8').trim();
+    const errors = readFileSync(join(PARTS, 'errors.html'), 'utf8').trim();
+    let withDevice = 0;
+    for (const file of PAGES) {
+      const source = readFileSync(join(SOURCE, file), 'utf8');
+      const shipped = readFileSync(join(SHIPPED, file), 'utf8');
+      assert.doesNotMatch(shipped, /<!-- (IPCAM-HELP|OPERATIONS)/, `${file}: a placeholder is left`);
+      assert.equal(shipped.includes(device), source.includes('IPCAM-HELP: msg-device'), file);
+      assert.equal(shipped.includes(errors), source.includes('IPCAM-HELP: errors'), file);
+      if (shipped.includes(device)) withDevice++;
+    }
+    // The action nodes: every node with a Device setting and an input.
+    assert.equal(withDevice, 11);
+    assert.ok(Object.keys(ACTION_NODES['node-red'].nodes).length >= withDevice);
+  });
+
+  for (const file of PAGES) {
+    it(`${file}: one summary line, then the core nodes' sections as message-property lists, under ${CORE_MOST} lines`, function () {
+      const text = shippedProse(file);
+      const body = text.replace(/^<script[^>]*>\s*/, '');
+      assert.match(body, /^<p>[^]*?<\/p>\s*<h3>/, `${file}: the page opens with one summary paragraph`);
+      const summary = /^<p>([^]*?)<\/p>/.exec(body)?.[1] ?? '';
+      assert.ok(summary.replace(/\s+/g, ' ').length <= 200, `${file}: the summary runs ${summary.length} characters`);
+      const sections = [...text.matchAll(/<h3>([^<]+)<\/h3>/g)].map((m) => m[1]);
+      assert.ok(sections.includes('Details'), `${file}: no Details`);
+      const expected = ['Inputs', 'Outputs', 'Details'].filter((s) => sections.includes(s));
+      assert.deepEqual(sections.filter((s) => expected.includes(s ?? '')), expected, `${file}: sections out of order`);
+      if (sections.includes('Inputs') || sections.includes('Outputs')) assert.match(text, /<dl class="message-properties">/);
+      const lines = text.split('\n').length;
+      assert.ok(lines < CORE_MOST, `${file}: ${lines} lines`);
+    });
+  }
+});
+
+describe('plain labels for every operation and parameter, from lib/ops', function () {
+  for (const [table, ops] of [['request', REQUEST_OPERATIONS], ['edgerecord', EDGE_RECORD_OPERATIONS]] as const) {
+    it(`${table}: each operation and each of its parameters has a label that is not its key`, function () {
+      for (const op of ops.values()) {
+        assert.ok(op.label !== op.name && /^[A-Z]/.test(op.label), `${op.name}: label "${op.label}"`);
+        const fields = op.params.limits.type === 'object' ? op.params.limits.fields : {};
+        for (const [name, limits] of Object.entries(fields)) assert.ok(limits.label && limits.label !== name && /^[A-Z]/.test(limits.label), `${op.name}.${name}: label ${String(limits.label)}`);
+      }
+    });
+  }
+
+  it('the generated rules and help carry the labels', function () {
+    const rules = readFileSync(join(PROJECT_ROOT, 'resources', 'rules.js'), 'utf8');
+    const help = readFileSync(join(SHIPPED, 'ipcam-request.html'), 'utf8');
+    for (const op of REQUEST_OPERATIONS.values()) {
+      assert.ok(rules.includes(`"label": ${JSON.stringify(op.label)}`), `rules.js lacks the label of ${op.name}`);
+      assert.ok(help.includes(`<i>${op.label.replace(/&/g, '&amp;')}</i>`), `the help lacks the label of ${op.name}`);
+    }
+    assert.match(help, /<code>type<\/code> <i>Share type<\/i>/);
+  });
+});
