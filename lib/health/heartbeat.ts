@@ -39,7 +39,8 @@ export class Heartbeat {
 
   constructor(private readonly opts: HeartbeatOptions) {
     this.unsubscribe = opts.health.subscribe((change) => {
-      if (change.state === 'online' && change.previous !== 'unknown') this.needIdentity = true;
+      // Back from a time away, the device may be another one (replaced, upgraded): read it again.
+      if (change.state !== 'online') this.needIdentity = true;
       // A beat's own change: the beat schedules the next when it ends.
       if (this.inFlight || this.closed) return;
       const delay = this.nextDelay();
