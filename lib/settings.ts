@@ -76,6 +76,8 @@ export const NODE_SETTINGS: Record<string, Record<string, Param<unknown>>> = {
     channel: CHANNEL,
   },
   'ipcam-relay': RELAY_SETTINGS,
+  // Device only (an ipcam-device, or blank for every one): nothing for a rule to check.
+  'ipcam-device-status': {},
 };
 
 type LimitsOf<T> = { [K in keyof T]: T[K] extends Param<unknown> ? FieldLimits : LimitsOf<T[K]> };

@@ -7,7 +7,10 @@ import { strict as assert } from 'node:assert';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { IpcamError } from '../lib/errors';
 import { DeviceHealth, type HealthChange } from '../lib/health/device-health';
+import { ObservedClient } from '../lib/health/observed-client';
+import { ioMonitorPath } from '../lib/cgi/io';
 import { startSimulator, type Simulator } from '../lib/simulator';
+import { StreamSupervisor, type StreamState } from '../lib/stream/supervisor';
 import deviceNode from '../nodes/ipcam-device';
 import statusNode from '../nodes/ipcam-device-status';
 import snapshotNode from '../nodes/ipcam-snapshot';
@@ -67,6 +70,55 @@ describe('device health', function () {
       health.succeeded();
       assert.equal(changes.length, 1);
       assert.equal(late.length, 1);
+    });
+  });
+
+  describe('StreamSupervisor with the device health', function () {
+    let sim: Simulator;
+    let client: ObservedClient;
+    let health: DeviceHealth;
+    let sup: StreamSupervisor | undefined;
+
+    beforeEach(async function () {
+      sim = await startSimulator({ port: 0, username: SIM_USER, password: SIM_PASSWORD, auth: 'basic' });
+      health = new DeviceHealth();
+      client = new ObservedClient({ host: sim.host, port: sim.port, username: SIM_USER, password: SIM_PASSWORD, auth: 'basic' }, health);
+    });
+    afterEach(async function () {
+      await sup?.stop();
+      await client.close();
+      await sim.close();
+    });
+
+    it('waits without a retry of its own while the device is offline, connects at once when it answers, and stops listening on stop()', async function () {
+      const states: StreamState[] = [];
+      sup = new StreamSupervisor({ client, path: ioMonitorPath('input', []), onPart: () => undefined, onState: (state) => states.push(state), device: health, random: () => 1 });
+      sim.inject({ kind: 'drop', path: INPUT });
+      sup.start();
+      // Two lost answers in a row (the stream's own, a second apart): the device is offline.
+      await waitFor('waiting', () => states.includes('waiting'), 5000);
+      assert.equal(health.state, 'offline');
+      assert.deepEqual(states, ['connecting', 'retrying', 'connecting', 'waiting']);
+      const asked = sim.state.requests.filter((r) => r.path === INPUT).length;
+      await sleep(2500);
+      assert.equal(sim.state.requests.filter((r) => r.path === INPUT).length, asked, 'no attempt of its own while waiting');
+      sim.clearFaults();
+      // What the heartbeat's answer does: the device is online again.
+      const answered = Date.now();
+      health.succeeded();
+      await waitFor('connected', () => states.at(-1) === 'connected', 3000);
+      assert.ok(Date.now() - answered < 1000);
+      // Found offline while connected (a frozen device): the stream is dropped and waits.
+      health.failed(new IpcamError('ETIMEOUT', 'No answer in time'));
+      health.failed(new IpcamError('ETIMEOUT', 'No answer in time'));
+      assert.equal(states.at(-1), 'waiting');
+      await waitFor('the stream closed', () => sim.state.io.openStreams === 0, 3000);
+      await sup.stop();
+      const stopped = states.length;
+      health.succeeded();
+      await sleep(200);
+      assert.equal(states.length, stopped, 'a stopped stream no longer follows the device');
+      assert.equal(sim.state.io.openStreams, 0);
     });
   });
 
