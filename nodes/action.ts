@@ -38,6 +38,8 @@ export function handleInput(
   const stopWatching = device?.health.subscribe((change) => {
     if (inFlight.size === 0 && !closing) node.status(healthStatus(change.state));
   });
+  // Redeployed alone, beside a device that kept running: what is known of it already.
+  if (device && device.health.state !== 'unknown') node.status(healthStatus(device.health.state));
 
   node.on('input', (msg, send, done) => {
     const controller = new AbortController();

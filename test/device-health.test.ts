@@ -127,6 +127,7 @@ describe('device health', function () {
     let sim: Simulator;
     let port: number;
     let statuses: Map<string, NodeStatus[]>;
+    let deployed: FlowNode[] = [];
 
     before(async function () {
       await helper.startServer();
@@ -157,6 +158,7 @@ describe('device health', function () {
         { id: 'caught', type: 'helper', z: TAB, x: 300, y: 300, wires: [] },
         ...extra,
       ];
+      deployed = flow;
       await helper.load(NODES, flow, { ...deviceCredentials(password), dev2: { username: SIM_USER, password } });
       const messages: NodeMessage[] = [];
       getNode('out').on('input', (msg) => messages.push(msg));
@@ -300,6 +302,26 @@ describe('device health', function () {
       await sim.close();
       await waitFor('both offline', () => seen.length >= 6, 8000);
       assert.deepEqual(statuses.get('all')?.at(-1), { fill: 'red', shape: 'ring', text: '0 online, 2 down' });
+    });
+
+    it('follows a device that is redeployed alone: the new device node is watched, the old one forgotten', async function () {
+      const all: FlowNode[] = [
+        { id: 'all', type: 'ipcam-device-status', z: TAB, x: 100, y: 400, device: '', wires: [['everyone']] },
+        { id: 'everyone', type: 'helper', z: TAB, x: 300, y: 400, wires: [] },
+      ];
+      await deploy({ heartbeat: '1' }, all);
+      const seen: NodeMessage[] = [];
+      getNode('everyone').on('input', (msg) => seen.push(msg));
+      await waitFor('online', () => seen.length >= 1, 5000);
+      const changed = deployed.map((n) => (n.id === DEVICE ? { ...n, heartbeat: '2' } : n));
+      await helper.setFlows(changed, 'nodes', deviceCredentials(SIM_PASSWORD));
+      await waitFor('the redeployed device online', () => seen.length >= 2, 5000);
+      assert.deepEqual(sequence(seen), ['unknown>online', 'unknown>online']);
+      // 'check': the new device node alone, not the old one beside it.
+      await input('all', 'check');
+      await waitFor('the answer', () => seen.length >= 3, 2000);
+      await sleep(100);
+      assert.equal(seen.length, 3, 'one device, not the old one beside the new');
     });
   });
 

@@ -113,6 +113,9 @@ describe('process soak: 1,000 full redeploys of a real Node-RED runtime while pa
     const heartbeats = sim.state.requests.filter((r) => r.path === '/GetDeviceInfo' && r.time >= from).length;
     console.log(`      GetDeviceInfo in 3 s after the loop: ${heartbeats}`);
     assert.ok(heartbeats <= 2, `${heartbeats} GetDeviceInfo in 3 s: heartbeats outlived their deploys`);
+    // And none is left behind on a closed client either (where it would ask nothing): one device, one heartbeat.
+    const settledHeartbeats = probes.at(-1)?.probe.heartbeats;
+    assert.equal(settledHeartbeats, 1, `${String(settledHeartbeats)} heartbeats open after ${REDEPLOYS} redeploys of one device`);
     for (const { when, probe } of probes) console.log(`      ${when}: ${probe.fds} fds, heap ${mb(probe.heapUsed)} used of ${mb(probe.heapTotal)}, external ${mb(probe.external)}, RSS ${mb(probe.rss)}`);
     console.log(`      simulator: ${sim.state.requestCount - before} requests, ${sim.state.io.openStreams} streams open at the end`);
     const first = probes[0]!.probe;

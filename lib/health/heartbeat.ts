@@ -6,6 +6,8 @@ import { getDeviceInfo } from '../xml/device';
 import type { DeviceHealth, HealthInfo } from './device-health';
 import { RETRY_PROBE_MS } from './heartbeat-setting';
 
+let openHeartbeats = 0;
+
 /** The probe requests' signals: the heartbeat reports their outcome itself (see ObservedClient). */
 export interface SelfReporting {
   readonly selfReported: WeakSet<AbortSignal>;
@@ -28,6 +30,11 @@ export interface HeartbeatOptions {
  * by close().
  */
 export class Heartbeat {
+  /** Heartbeats made and not closed, in this process: a redeploy must leave as many as before. */
+  static get open(): number {
+    return openHeartbeats;
+  }
+
   private timer: NodeJS.Timeout | undefined;
   /** When the timer fires (ms since the epoch). */
   private due = 0;
@@ -38,6 +45,7 @@ export class Heartbeat {
   private readonly unsubscribe: () => void;
 
   constructor(private readonly opts: HeartbeatOptions) {
+    openHeartbeats += 1;
     this.unsubscribe = opts.health.subscribe((change) => {
       // Back from a time away, the device may be another one (replaced, upgraded): read it again.
       if (change.state !== 'online') this.needIdentity = true;
@@ -68,6 +76,7 @@ export class Heartbeat {
   }
 
   close(): void {
+    if (!this.closed) openHeartbeats -= 1;
     this.closed = true;
     this.unsubscribe();
     this.stop();

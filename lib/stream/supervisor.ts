@@ -152,7 +152,8 @@ export class StreamSupervisor {
     const device = this.opts.device;
     if (!device || this.unwatch) return;
     this.unwatch = device.subscribe((change) => {
-      if (change.state === 'online' && this.state === 'waiting') return this.connect();
+      // Answering again (a refused password too: the stream then learns it and waits its own delay).
+      if (this.state === 'waiting' && change.state !== 'offline') return this.connect();
       if (change.state !== 'offline') return;
       const reason = new IpcamError('ETIMEOUT', `${this.opts.client.label} does not answer: ${change.reason ?? 'no answer'}`);
       // Connecting: that attempt ends on its own and failed() sees the device offline.
