@@ -4,6 +4,8 @@
  * stopped and restarted, a 401, one lost answer, a heartbeat of 0, a frozen device.
  */
 import { strict as assert } from 'node:assert';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { IpcamError } from '../lib/errors';
 import { DeviceHealth, type HealthChange } from '../lib/health/device-health';
@@ -16,10 +18,21 @@ import statusNode from '../nodes/ipcam-device-status';
 import snapshotNode from '../nodes/ipcam-snapshot';
 import inputMonitorNode from '../nodes/ipcam-input-monitor';
 import type { NodeMessage, NodeStatus } from '../nodes/red';
-import { SIM_PASSWORD, SIM_USER, waitFor } from './helpers';
+import { PROJECT_ROOT, SIM_PASSWORD, SIM_USER, waitFor } from './helpers';
 import { DEVICE, TAB, deviceCredentials, deviceDef, getNode, helper, intercept, isRecord, type FlowNode } from './node-helper';
 
 const NODES = [deviceNode, statusNode, snapshotNode, inputMonitorNode];
+// Node-RED's own switch and function nodes, for the README's flow.
+const CORE = ['function/10-switch.js', 'function/10-function.js'].map((f) => module.require(join(require.resolve('@node-red/nodes/package.json'), '..', 'core', f)) as (typeof NODES)[number]);
+
+/** The flow of the README's section 'Knowing when a camera is down'. */
+function readmeFlow(): FlowNode[] {
+  const readme = readFileSync(join(PROJECT_ROOT, 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('### Knowing when a camera is down'));
+  const json = /```json\n([\s\S]*?)```/.exec(section)?.[1];
+  assert.ok(json, 'the section has a flow');
+  return JSON.parse(json) as FlowNode[];
+}
 const INPUT = '/cgi-bin/admin/input';
 
 describe('device health', function () {
@@ -322,6 +335,37 @@ describe('device health', function () {
       await waitFor('the answer', () => seen.length >= 3, 2000);
       await sleep(100);
       assert.equal(seen.length, 3, 'one device, not the old one beside the new');
+    });
+  });
+
+  describe("the README's flow: notify when a camera is down", function () {
+    this.timeout(20_000);
+    after(async function () {
+      await helper.unload();
+    });
+
+    it('tells of an offline camera once, with its name, host and reason, and not of one that comes online', async function () {
+      const sim = await startSimulator({ port: 0, username: SIM_USER, password: SIM_PASSWORD });
+      try {
+        const flow = readmeFlow().map((n) => ({ ...n, z: TAB, wires: n.type === 'debug' ? [] : n.wires }));
+        const debug = flow.find((n) => n.type === 'debug');
+        assert.ok(debug);
+        // The notice goes to a helper node where the README puts a debug node.
+        Object.assign(debug, { type: 'helper' });
+        await helper.load([...NODES, ...CORE], [{ id: TAB, type: 'tab', label: 'readme' }, deviceDef(sim, { timeout: '500', heartbeat: '1' }), ...flow], deviceCredentials(SIM_PASSWORD));
+        const notices: NodeMessage[] = [];
+        getNode(debug.id).on('input', (msg) => notices.push(msg));
+        await sleep(1500);
+        assert.equal(notices.length, 0, 'online is no notice');
+        await sim.close();
+        await waitFor('the notice', () => notices.length >= 1, 8000);
+        await sleep(1500);
+        assert.equal(notices.length, 1);
+        assert.equal(notices[0]?.topic, 'Camera camera is offline');
+        assert.match(String(notices[0]?.payload), /^camera \(127\.0\.0\.1\) is offline since \d{4}-.*Z: Connection refused/);
+      } finally {
+        await sim.close();
+      }
     });
   });
 
