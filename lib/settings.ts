@@ -15,6 +15,7 @@ import { EVENT_SERVER_SETTINGS } from './events/server';
 import { int, oneOf, optional, text, withDefault, type FieldLimits, type Param } from './params';
 import { MAX_DURATION } from './timed-moves';
 import { HOST, PORT, TIMEOUT } from './transport/options';
+import { HEARTBEAT } from './health/heartbeat-setting';
 import { MAX_CHANNEL } from './xml/channel';
 import { PLATE_GROUP } from './xml/plate-input';
 import { DEFAULT_SPEED_RANGE, PTZ_ACTIONS } from './xml/ptz';
@@ -52,6 +53,7 @@ export const NODE_SETTINGS: Record<string, Record<string, Param<unknown>>> = {
     protocol: oneOf(['http', 'https']),
     auth: oneOf(['auto', 'basic', 'digest']),
     timeout: TIMEOUT,
+    heartbeat: HEARTBEAT,
   },
   'ipcam-snapshot': { source: oneOf(SNAPSHOT_SOURCES), channel: CHANNEL, format: oneOf(SNAPSHOT_FORMATS) },
   'ipcam-plate-add': PLATE_NODE,
@@ -77,6 +79,8 @@ export const NODE_SETTINGS: Record<string, Record<string, Param<unknown>>> = {
   },
   'ipcam-relay': RELAY_SETTINGS,
   'ipcam-discover': { duration: DISCOVERY_DURATION, interface: optional(DISCOVERY_INTERFACE), targets: optional(DISCOVERY_TARGETS) },
+  // Device only (an ipcam-device, or blank for every one): nothing for a rule to check.
+  'ipcam-device-status': {},
 };
 
 type LimitsOf<T> = { [K in keyof T]: T[K] extends Param<unknown> ? FieldLimits : LimitsOf<T[K]> };

@@ -4,6 +4,7 @@ import { withoutSecretParams } from '../lib/ops';
 import type { DeviceClient } from '../lib/transport/client';
 import type { DeviceConfigNode } from './device-config';
 import { deviceNamed } from './device-lookup';
+import { healthStatus } from './health-status';
 import type { DoneFn, Node, NodeAPI, NodeMessage, NodeStatus } from './red';
 
 /** The device an input addresses: the node's own (its setting), or one `msg.device` named. */
@@ -33,6 +34,12 @@ export function handleInput(
   let requests = 0;
   const device = optionalDevice(RED, deviceId);
   const release = device?.registerUser(node.id);
+  // Idle, the node shows its device's state as it changes; a request shows its own result.
+  const stopWatching = device?.health.subscribe((change) => {
+    if (inFlight.size === 0 && !closing) node.status(healthStatus(change.state));
+  });
+  // Redeployed alone, beside a device that kept running: what is known of it already.
+  if (device && device.health.state !== 'unknown') node.status(healthStatus(device.health.state));
 
   node.on('input', (msg, send, done) => {
     const controller = new AbortController();
@@ -62,6 +69,7 @@ export function handleInput(
 
   node.on('close', (_removed, done) => {
     closing = true;
+    stopWatching?.();
     for (const controller of inFlight.keys()) controller.abort();
     // The device closes its client once these aborted requests have settled; a device reached
     // through msg.device is released by each request as it settles.

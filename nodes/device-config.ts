@@ -1,3 +1,4 @@
+import type { DeviceHealth } from '../lib/health/device-health';
 import type { DeviceClient } from '../lib/transport/client';
 import type { Node } from './red';
 
@@ -17,6 +18,10 @@ export interface DeviceConfigNode extends Node<DeviceCredentials> {
    * close handler with its close work, which the client outlives.
    */
   registerUser(userId: string): (settled: Promise<unknown>) => void;
+  /** What is known of the device's reachability (online, offline, auth-failed, unknown). */
+  health: DeviceHealth;
+  /** The heartbeat (ms, 0 = off): when on, it probes the device while it is offline. */
+  heartbeat: number;
   /** True once the device node has begun to close (a redeploy): it takes no new `msg.device` requests. */
   isClosing(): boolean;
 }

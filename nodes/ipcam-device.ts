@@ -1,10 +1,15 @@
 import { DeviceClient } from '../lib/transport/client';
+import { DeviceHealth } from '../lib/health/device-health';
+import { Heartbeat } from '../lib/health/heartbeat';
+import { heartbeatMs } from '../lib/health/heartbeat-setting';
+import { ObservedClient } from '../lib/health/observed-client';
 import { destinationChanges, resolveDeviceOptions, type DeviceOptions, type DestinationSetting } from '../lib/transport/options';
 import { identifyDevice } from '../lib/device-info';
 import { IpcamError } from '../lib/errors';
 import type { DeviceConfigNode, DeviceCredentials } from './device-config';
 import { DeviceUsers } from './device-users';
 import { registerSearchEndpoint } from './discover-admin';
+import { healthBoard } from './health-board';
 import type { AdminRequest, AdminResponse, NodeAPI, NodeDef } from './red';
 
 interface DeviceDef extends NodeDef {
@@ -15,6 +20,7 @@ interface DeviceDef extends NodeDef {
   tlsVerify?: boolean | string;
   timeout?: string | number;
   ca?: string;
+  heartbeat?: string | number;
 }
 
 /** The editor sends this instead of a password it has not changed. */
@@ -46,10 +52,12 @@ export = function register(RED: NodeAPI): void {
   function IpcamDeviceNode(this: DeviceConfigNode, def: DeviceDef): void {
     RED.nodes.createNode(this, def);
     this.host = (def.host ?? '').trim();
-    let client: DeviceClient | undefined;
+    const health = new DeviceHealth();
+    this.health = health;
+    let client: ObservedClient | undefined;
     let configError: IpcamError | undefined;
     try {
-      client = new DeviceClient(toDeviceOptions(def, this.credentials));
+      client = new ObservedClient(toDeviceOptions(def, this.credentials), health);
     } catch (err) {
       configError = err instanceof IpcamError ? err : new IpcamError('EINPUT', String(err));
       this.warn(`Device settings: ${configError.message}`);
@@ -58,14 +66,29 @@ export = function register(RED: NodeAPI): void {
       if (!client) throw configError as IpcamError;
       return client;
     };
+    let interval = 0;
+    try {
+      interval = heartbeatMs(def.heartbeat);
+    } catch (err) {
+      this.warn(`Device settings: ${err instanceof Error ? err.message : String(err)}; the heartbeat is off`);
+    }
+    this.heartbeat = client ? interval : 0;
+    const heartbeat = client ? new Heartbeat({ client, health, interval }) : undefined;
+    heartbeat?.start();
+    healthBoard.add({ id: this.id, name: this.name || (def.host ?? '').trim() || this.id, host: this.host, health, wanted: () => heartbeat?.wanted() });
     const users = new DeviceUsers();
     this.registerUser = (userId) => users.register(userId);
     this.isClosing = () => users.closing;
     this.on('close', (_removed, done) => {
+      heartbeat?.close();
+      healthBoard.remove(this.id, health);
       void users
         .settled()
         .then(() => client?.close())
-        .finally(done);
+        .finally(() => {
+          health.close();
+          done();
+        });
     });
   }
 

@@ -13,6 +13,9 @@ export interface StreamNodeControl {
   showEvent(text: string): void;
 }
 
+/** Longest wait between two attempts of a stream (ms): a device that comes back streams again within it. */
+export const RECONNECT_MAX_MS = 8000;
+
 /** A command a stream node takes besides 'start' and 'stop' (e.g. 'check'). */
 export type ExtraCommands = Record<string, (msg: NodeMessage, send: SendFn) => Promise<void>>;
 
@@ -81,6 +84,10 @@ export function superviseStream(
     onWarning: (text) => node.warn(text),
     onError: (error, state) => reportStreamFailure(node, error, { state }),
     ...(options.stallTimeout !== undefined && { stallTimeout: options.stallTimeout }),
+    // A device that comes back is streaming again within RECONNECT_MAX_MS (plus the connect) even
+    // without a heartbeat; with one, streams wait on the heartbeat's probe while the device is offline.
+    backoff: { max: RECONNECT_MAX_MS },
+    ...(device.heartbeat > 0 && { device: device.health }),
   });
   const release = device.registerUser(node.id);
   node.on('close', (_removed, done) => {
@@ -113,7 +120,10 @@ function stateStatus(state: StreamState, info: StreamStateInfo): NodeStatus {
     case 'connected':
       return { fill: 'green', shape: 'dot', text: 'connected' };
     case 'retrying':
-      return { fill: 'yellow', shape: 'ring', text: `retry ${info.attempt ?? ''} in ${Math.round((info.delay ?? 0) / 1000)}s` };
+      // When the next try is, rather than a wait that would need a timer per node to count down.
+      return { fill: 'yellow', shape: 'ring', text: `retry ${info.attempt ?? ''} at ${clockOf(info.at ?? Date.now())}` };
+    case 'waiting':
+      return { fill: 'yellow', shape: 'ring', text: 'device not answering' };
     case 'auth-failed':
       return { fill: 'red', shape: 'ring', text: `auth failed, ${Math.round((info.delay ?? 0) / 60000)} min` };
     case 'unsupported':
@@ -125,5 +135,10 @@ function stateStatus(state: StreamState, info: StreamStateInfo): NodeStatus {
 
 /** HH:MM:SS of now, for status texts. */
 export function clockNow(): string {
-  return new Date().toTimeString().slice(0, 8);
+  return clockOf(Date.now());
+}
+
+/** HH:MM:SS (local time) of a moment, for status texts. */
+function clockOf(ms: number): string {
+  return new Date(ms).toTimeString().slice(0, 8);
 }

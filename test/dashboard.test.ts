@@ -250,4 +250,20 @@ describe('gate console dashboard (Chromium)', function () {
     assert.equal(await page.locator('.ipcam-last-error').filter({ hasText: /E[A-Z]+:/ }).count(), 0);
     assert.deepEqual(browserErrors, []);
   });
+
+  // Last: a refused password leaves the other widgets' requests refused too.
+  it("shows each camera's state and the time of its last change", async function () {
+    const row = page.locator('.ipcam-cameras tbody tr').filter({ hasText: 'Simulator' });
+    await row.filter({ hasText: 'online' }).waitFor({ state: 'visible', timeout: WAIT });
+    const since = (text: string): string => /\d{4}-\d\d-\d\d \d\d:\d\d:\d\d/.exec(text)?.[0] ?? '';
+    const online = since(await row.innerText());
+    assert.ok(online, 'the time of the last change');
+    // The snapshot every 2 s meets the refused password: auth-failed at once, with its reason.
+    running().simulator.inject({ kind: 'status', status: 401 });
+    await row.filter({ hasText: 'auth-failed' }).filter({ hasText: /password|credentials/ }).waitFor({ state: 'visible', timeout: WAIT });
+    running().simulator.clearFaults();
+    await row.filter({ hasText: 'online' }).waitFor({ state: 'visible', timeout: WAIT });
+    assert.ok(since(await row.innerText()) >= online);
+    assert.deepEqual(browserErrors, []);
+  });
 });

@@ -37,6 +37,8 @@ export interface RuntimeProbe {
    * keeps it while the process allocates steadily, whatever holds memory.
    */
   newSpace: number;
+  /** Device heartbeats made and not closed (one per deployed ipcam-device; -1 when unknown). */
+  heartbeats: number;
 }
 
 /** CPU time the runtime process has used since it started (microseconds, `process.cpuUsage()`). */
@@ -185,7 +187,13 @@ module.exports = {${nodesDir === undefined ? '' : `
       const young = require('v8').getHeapSpaceStatistics().find(function (s) { return s.space_name === 'new_space'; });
       const newSpace = young ? young.space_size : 0;
       res.setHeader('content-type', 'application/json');
-      res.end(JSON.stringify({ rss: memory.rss, heapUsed: memory.heapUsed, fds: fds, heapTotal: memory.heapTotal, external: memory.external, arrayBuffers: memory.arrayBuffers, newSpace: newSpace }));
+      let heartbeats = -1;
+      try {
+        heartbeats = require('node-red-contrib-ipcam/dist/lib/health/heartbeat.js').Heartbeat.open;
+      } catch (err) {
+        // An older build without device health.
+      }
+      res.end(JSON.stringify({ rss: memory.rss, heapUsed: memory.heapUsed, fds: fds, heapTotal: memory.heapTotal, external: memory.external, arrayBuffers: memory.arrayBuffers, newSpace: newSpace, heartbeats: heartbeats }));
     };
     if (!settled) return answer();
     global.gc();

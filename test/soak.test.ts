@@ -31,6 +31,9 @@ function soakFlow(simPort: number, eventPort: number, placement: Placement): Flo
     auth: 'auto',
     tlsVerify: true,
     timeout: '2000',
+    // A heartbeat every second and a device-status node asking for a first read at each deploy:
+    // a heartbeat that outlived its deploy would go on asking (counted after the loop).
+    heartbeat: '1',
     credentials: { username: SIM_USER, password: SIM_PASSWORD },
     ...(placement === 'tab before' ? { z: DEVICE_TAB } : placement === 'same tab' ? { z: TAB } : {}),
   };
@@ -41,6 +44,7 @@ function soakFlow(simPort: number, eventPort: number, placement: Placement): Flo
     { id: 'soak-snapshot', type: 'ipcam-snapshot', z: TAB, device: DEVICE, source: 'jpg', format: 'buffer', wires: [[]] },
     { id: 'soak-server', type: 'ipcam-event-server', z: TAB, port: String(eventPort), bind: '127.0.0.1', path: '/', maxBody: '', allow: '' },
     { id: 'soak-plates', type: 'ipcam-plate-event', z: TAB, server: 'soak-server', device: '', match: '', lists: [], dedup: '0', images: 'none', wires: [[], []] },
+    { id: 'soak-health', type: 'ipcam-device-status', z: TAB, device: DEVICE, wires: [[]] },
     { id: 'soak-catch', type: 'catch', z: TAB, scope: null, uncaught: false, wires: [[]] },
   ];
   const tabs: FlowNode[] = [
@@ -101,6 +105,17 @@ describe('process soak: 1,000 full redeploys of a real Node-RED runtime while pa
     await waitFor('the runtime to settle', () => sim.state.io.openStreams <= 2, 10_000);
     probes.push({ when: 'settled           ', probe: await runtime.probe() });
 
+    // No heartbeat of an earlier deploy is left: the one device node running now reads its
+    // identity once at most (its snapshots every 100 ms tell the rest), so a few GetDeviceInfo a
+    // second would be heartbeats that outlived their deploys.
+    const from = Date.now();
+    await sleep(3000);
+    const heartbeats = sim.state.requests.filter((r) => r.path === '/GetDeviceInfo' && r.time >= from).length;
+    console.log(`      GetDeviceInfo in 3 s after the loop: ${heartbeats}`);
+    assert.ok(heartbeats <= 2, `${heartbeats} GetDeviceInfo in 3 s: heartbeats outlived their deploys`);
+    // And none is left behind on a closed client either (where it would ask nothing): one device, one heartbeat.
+    const settledHeartbeats = probes.at(-1)?.probe.heartbeats;
+    assert.equal(settledHeartbeats, 1, `${String(settledHeartbeats)} heartbeats open after ${REDEPLOYS} redeploys of one device`);
     for (const { when, probe } of probes) console.log(`      ${when}: ${probe.fds} fds, heap ${mb(probe.heapUsed)} used of ${mb(probe.heapTotal)}, external ${mb(probe.external)}, RSS ${mb(probe.rss)}`);
     console.log(`      simulator: ${sim.state.requestCount - before} requests, ${sim.state.io.openStreams} streams open at the end`);
     const first = probes[0]!.probe;

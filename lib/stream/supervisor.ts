@@ -1,16 +1,20 @@
 import { finished } from 'node:stream/promises';
 import { IpcamError } from '../errors';
+import type { DeviceHealth } from '../health/device-health';
 import type { DeviceClient, DeviceStream } from '../transport/client';
 import { transportError } from '../transport/transport-error';
 import { boundaryOf, MultipartParser, type MultipartPart } from './multipart';
 
-export type StreamState = 'connecting' | 'connected' | 'retrying' | 'auth-failed' | 'unsupported' | 'stopped';
+/** `waiting`: the device does not answer; the stream reconnects when its heartbeat finds it again. */
+export type StreamState = 'connecting' | 'connected' | 'retrying' | 'waiting' | 'auth-failed' | 'unsupported' | 'stopped';
 
 export interface StreamStateInfo {
   /** Connection attempts since the last stable connection (1 = first retry). */
   attempt?: number;
   /** When retrying: the wait before the next attempt (ms). */
   delay?: number;
+  /** When retrying: when the next attempt is (ms since the epoch). */
+  at?: number;
   error?: IpcamError;
 }
 
@@ -48,6 +52,13 @@ export interface SupervisorOptions {
    */
   stallTimeout?: number;
   backoff?: BackoffOptions;
+  /**
+   * The device's health, when something probes the device while it is offline (its heartbeat).
+   * Then a stream does not retry on its own while the device is offline: it waits, and
+   * reconnects as soon as the device answers again; and a device found offline (one that stops
+   * answering with the stream still open) drops the stream to reconnect when it is back.
+   */
+  device?: DeviceHealth;
   /** Part size cap (default 1 MiB). */
   maxPartSize?: number;
   /** Quiet time after which a complete-looking part is handed out (ms, default 10). */
@@ -94,6 +105,7 @@ export class StreamSupervisor {
   private flushTimer: NodeJS.Timeout | undefined;
   private stallTimer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
+  private unwatch: (() => void) | undefined;
   private readonly backoff: Required<BackoffOptions>;
   private readonly failures = new FailureThrottle();
 
@@ -115,11 +127,14 @@ export class StreamSupervisor {
     if (this.state !== 'stopped' && this.state !== 'unsupported' && this.state !== 'auth-failed') return;
     this.clearTimers();
     this.attempt = 0;
+    this.watchDevice();
     this.connect();
   }
 
   async stop(): Promise<void> {
     this.setState('stopped', {});
+    this.unwatch?.();
+    this.unwatch = undefined;
     this.clearTimers();
     this.controller?.abort();
     this.controller = undefined;
@@ -130,6 +145,31 @@ export class StreamSupervisor {
     this.running = undefined;
     await stream?.close();
     await running?.catch(() => undefined);
+  }
+
+  /** Follows the device's health while the stream runs (from start() to stop()). */
+  private watchDevice(): void {
+    const device = this.opts.device;
+    if (!device || this.unwatch) return;
+    this.unwatch = device.subscribe((change) => {
+      // Answering again (a refused password too: the stream then learns it and waits its own delay).
+      if (this.state === 'waiting' && change.state !== 'offline') return this.connect();
+      if (change.state !== 'offline') return;
+      const reason = new IpcamError('ETIMEOUT', `${this.opts.client.label} does not answer: ${change.reason ?? 'no answer'}`);
+      // Connecting: that attempt ends on its own and failed() sees the device offline.
+      if (this.state === 'connected' || this.state === 'retrying') this.park(reason);
+    });
+  }
+
+  /** Drops the connection (if any) and waits for the device to answer again. */
+  private park(error: IpcamError): void {
+    this.clearTimers();
+    this.controller?.abort();
+    this.controller = undefined;
+    const stream = this.stream;
+    this.stream = undefined;
+    void stream?.close();
+    this.setState('waiting', { attempt: this.attempt, error });
   }
 
   private connect(): void {
@@ -224,9 +264,15 @@ export class StreamSupervisor {
     }
     this.attempt += 1;
     const auth = error.code === 'EAUTH';
+    if (!auth && this.opts.device?.state === 'offline') {
+      // Its heartbeat probes the device: one small request for every stream, not one attempt each.
+      this.setState('waiting', { attempt: this.attempt, error });
+      this.report(error, 'waiting');
+      return;
+    }
     const delay = auth ? this.backoff.authDelay : this.retryDelay();
     const state = auth ? 'auth-failed' : 'retrying';
-    this.setState(state, { attempt: this.attempt, delay, error });
+    this.setState(state, { attempt: this.attempt, delay, at: Date.now() + delay, error });
     this.retryTimer = setTimeout(() => this.connect(), delay);
     this.report(error, state);
   }
