@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { userDirWithPackage, waitForHttp } from '../scripts/start';
+import { linkDashboard, userDirWithPackage, waitForHttp } from '../scripts/start';
 
 /** A node of a flow as the admin API takes it. */
 export interface FlowNode {
@@ -17,6 +17,8 @@ export interface ChildRuntimeOptions {
   nodesDir?: string;
   /** More options for node, before Node-RED's script (e.g. `--cpu-prof`, `--heapsnapshot-signal=SIGUSR2`). */
   nodeArgs?: string[];
+  /** Dashboard 2 installed beside this package (as `npm start` has it). */
+  dashboard?: boolean;
 }
 
 /** What the runtime reports of itself after a full garbage collection. */
@@ -79,6 +81,7 @@ export class ChildRuntime {
     const port = await freePort();
     this.url = `http://127.0.0.1:${port}`;
     writeFileSync(join(this.userDir, 'settings.js'), settingsFile(port, this.options.nodesDir));
+    if (this.options.dashboard) linkDashboard(this.userDir);
     const child = spawn(process.execPath, ['--expose-gc', ...(this.options.nodeArgs ?? []), require.resolve('node-red/red.js'), '--userDir', this.userDir, '--settings', join(this.userDir, 'settings.js')], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -137,6 +140,11 @@ export class ChildRuntime {
   async cpu(): Promise<RuntimeCpu> {
     const res = await fetch(`${this.url}/_cpu`);
     return (await res.json()) as RuntimeCpu;
+  }
+
+  /** The user dir (files a flow writes land here). */
+  get dir(): string {
+    return this.userDir;
   }
 
   async stop(): Promise<void> {
