@@ -148,18 +148,23 @@ function camera(RED: NodeAPI, node: Node, def: CameraDef): void {
         publish();
       });
   };
-  const stopIfPressed = (): void => {
+  /**
+   * The release of `conn`'s press: one Stop, queued after the move. Who pressed is noted when the
+   * press arrives, not when its move is sent: a press and its release can come in one batch.
+   */
+  const releaseBy = (conn: DashboardConnection): boolean => {
+    if (pressedBy !== conn.id) return false;
+    pressedBy = undefined;
     ptz(async () => {
-      if (pressedBy === undefined) return;
-      pressedBy = undefined;
       // A press held past PRESS_MAX_MS was already stopped by its timed Stop: no second one.
       if (mover?.isMoving) await mover.move(stopCommand());
     });
+    return true;
   };
 
   const gone = (conn: DashboardConnection): void => {
     ticker.unwatch(conn.id);
-    if (pressedBy === conn.id) stopIfPressed();
+    releaseBy(conn);
     node.status(ticker.viewerCount > 0 ? { fill: 'green', shape: 'dot', text: `${ticker.viewerCount} viewing` } : { fill: 'grey', shape: 'ring', text: 'nobody viewing' });
   };
 
@@ -177,17 +182,16 @@ function camera(RED: NodeAPI, node: Node, def: CameraDef): void {
         if (!clients.has(conn) || api === 'none') return;
         const action = typeof msg['action'] === 'string' && Object.hasOwn(PAD, msg['action']) ? msg['action'] : undefined;
         if (!action || (api === 'cgi' && PAD[action] === undefined)) return;
+        if (pressedBy !== undefined) return;
+        pressedBy = conn.id;
         node.send({ payload: { action } });
         ptz(async () => {
-          pressedBy = conn.id;
           await moverNow().move(api === 'cgi' ? { action: PAD[action], duration: PRESS_MAX_MS } : { action, duration: PRESS_MAX_MS });
         });
         return;
       }
       case 'release':
-        if (pressedBy !== conn.id) return;
-        node.send({ payload: { action: 'Stop' } });
-        stopIfPressed();
+        if (releaseBy(conn)) node.send({ payload: { action: 'Stop' } });
         return;
       case 'preset': {
         if (!clients.has(conn) || api === 'none') return;

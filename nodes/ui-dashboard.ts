@@ -3,16 +3,32 @@
  * @flowfuse/node-red-dashboard 1.31, an optional peer), the socket event their Vue components
  * talk on, and the clients that show a widget now.
  *
- * Dashboard 2 only runs `evts.onSocket` handlers for connections opened after the widget
- * registered; a redeploy of the whole dashboard reconnects every client, so that is enough. Each
- * handler gets every widget's events (the event name is shared): it acts only on its own id.
+ * A component's messages come as Dashboard 2 `widget-action`s of the form `{ ipcam: { kind, ... } }`
+ * and are taken by this package's dashboard plugin (ipcam-ui-plugin.ts) with the connection they
+ * came on, before Dashboard 2 would pass them to the flow. Dashboard 2's `evts.onSocket` is not
+ * used: it binds only connections opened after the widget registered, and a client that
+ * reconnects during a redeploy would be left unheard.
  */
 import type { Node, NodeAPI, NodeDef, NodeMessage, SendFn } from './red';
 
-/** The one socket event a widget's component sends on: `(widgetId, { kind, ... })`. */
-export const CLIENT_EVENT = 'ipcam-ui';
 /** Where the server answers one widget: `ipcam-ui:<widget id>`. */
-export const serverEvent = (id: string): string => `${CLIENT_EVENT}:${id}`;
+export const serverEvent = (id: string): string => `ipcam-ui:${id}`;
+
+type ClientHandler = (conn: DashboardConnection, msg: ClientMessage) => void;
+/** The deployed widgets of this package, by node id: where the plugin routes their clients' messages. */
+const widgets = new Map<string, ClientHandler>();
+
+/**
+ * A `widget-action` of a client (Dashboard 2's plugin hook `onAction`): a message of one of this
+ * package's widgets is handled here and goes no further (null); any other passes unchanged.
+ */
+export function routeAction(conn: DashboardConnection, id: unknown, msg: unknown): unknown {
+  const handler = typeof id === 'string' ? widgets.get(id) : undefined;
+  if (!handler) return msg;
+  const inner = typeof msg === 'object' && msg !== null ? (msg as Record<string, unknown>)['ipcam'] : undefined;
+  if (typeof inner === 'object' && inner !== null && !Array.isArray(inner)) handler(conn, inner as ClientMessage);
+  return null;
+}
 
 /** This package in Node-RED's resources route, and each widget's bundle there. */
 const PACKAGE = 'node-red-contrib-ipcam';
@@ -32,7 +48,6 @@ interface WidgetEvents {
   onAction: boolean;
   beforeSend: (msg: NodeMessage) => Promise<NodeMessage> | NodeMessage;
   onInput: (msg: NodeMessage, send: SendFn) => void;
-  onSocket: Record<string, (conn: DashboardConnection, id: unknown, msg: unknown) => void>;
 }
 
 interface UiBase {
@@ -130,17 +145,16 @@ export function registerWidget(RED: NodeAPI, node: Node, def: NodeDef & { group?
       return {};
     },
     onInput: () => undefined,
-    onSocket: {
-      [CLIENT_EVENT]: (conn, id, msg) => {
-        if (closed || id !== node.id || typeof msg !== 'object' || msg === null || Array.isArray(msg)) return;
-        try {
-          glue.onClient(conn, msg as ClientMessage);
-        } catch (err) {
-          node.warn(`dashboard client message ignored: ${err instanceof Error ? err.message : 'unexpected'}`);
-        }
-      },
-    },
   };
+  const handler: ClientHandler = (conn, msg) => {
+    if (closed) return;
+    try {
+      glue.onClient(conn, msg);
+    } catch (err) {
+      node.warn(`dashboard client message ignored: ${err instanceof Error ? err.message : 'unexpected'}`);
+    }
+  };
+  widgets.set(node.id, handler);
   group.register(node, def, events);
   // Dashboard 2 finds a widget's bundle only in packages named node-red-dashboard-2-*; this one
   // is not, so the widget names its bundle itself (served from this package's resources/).
@@ -148,6 +162,7 @@ export function registerWidget(RED: NodeAPI, node: Node, def: NodeDef & { group?
   if (widget && !widget.src) widget.src = { package: PACKAGE, name: type, src: `${type}.umd.js`, component };
   node.on('close', (_removed, done) => {
     closed = true;
+    if (widgets.get(node.id) === handler) widgets.delete(node.id);
     done();
   });
   return true;

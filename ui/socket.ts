@@ -1,7 +1,8 @@
 /**
- * The widget's side of its socket event (see nodes/ui-dashboard.ts): it tells the node when it
- * shows (`watch`, again after every reconnection) and stops showing (`unwatch`), sends the
- * user's actions, and listens on `ipcam-ui:<id>`.
+ * The widget's side of its link to its node (see nodes/ui-dashboard.ts): Dashboard 2
+ * `widget-action`s carrying `{ ipcam: { kind, ... } }` tell the node when it shows (`watch`,
+ * again after every reconnection) and stops showing (`unwatch`) and what the user did; the node
+ * answers on `ipcam-ui:<id>`.
  */
 export interface DashboardSocket {
   connected?: boolean;
@@ -10,7 +11,6 @@ export interface DashboardSocket {
   off(event: string, listener: (...args: never[]) => void): unknown;
 }
 
-export const CLIENT_EVENT = 'ipcam-ui';
 
 export interface WidgetLink {
   send(msg: Record<string, unknown>): void;
@@ -18,17 +18,17 @@ export interface WidgetLink {
 }
 
 export function linkWidget<T>(socket: DashboardSocket, id: string, onData: (data: T) => void): WidgetLink {
-  const send = (msg: Record<string, unknown>): void => void socket.emit(CLIENT_EVENT, id, msg);
+  const send = (msg: Record<string, unknown>): void => void socket.emit('widget-action', id, { ipcam: msg });
   const watch = (): void => send({ kind: 'watch' });
   const data = (value: T): void => onData(value);
-  socket.on(`${CLIENT_EVENT}:${id}`, data);
+  socket.on(`ipcam-ui:${id}`, data);
   socket.on('connect', watch);
   watch();
   return {
     send,
     close() {
       send({ kind: 'unwatch' });
-      socket.off(`${CLIENT_EVENT}:${id}`, data);
+      socket.off(`ipcam-ui:${id}`, data);
       socket.off('connect', watch);
     },
   };
