@@ -252,6 +252,16 @@ describe('gate console dashboard (Chromium)', function () {
     await inputs.filter({ hasText: 'input 2' }).first().waitFor({ state: 'visible', timeout: WAIT });
   });
 
+  it('takes the README\'s screenshot of the console (docs/gate-console.png)', async function () {
+    await page.locator('img.ipcam-ui-camera-image').waitFor({ state: 'visible', timeout: WAIT });
+    // A car on the block list: shown on the camera and in the last plates, the gate stays shut.
+    await postPlate('SHOT42', 'blackList');
+    await page.locator('.ipcam-ui-plates-row', { hasText: 'SHOT42' }).waitFor({ state: 'visible', timeout: WAIT });
+    await page.locator('.ipcam-ui-camera-plate', { hasText: 'SHOT42' }).waitFor({ state: 'visible', timeout: WAIT });
+    await page.screenshot({ path: join(PROJECT_ROOT, 'docs', 'gate-console.png') });
+    assert.ok(existsSync(join(PROJECT_ROOT, 'docs', 'gate-console.png')));
+  });
+
   it('shows no camera error and logs no errors in the browser console', async function () {
     assert.equal(await page.locator('.ipcam-last-error').filter({ hasText: /E[A-Z]+:/ }).count(), 0);
     assert.deepEqual(browserErrors, []);
