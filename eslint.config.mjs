@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.demo/**', 'resources/rules.js'] },
+  { ignores: ['dist/**', 'node_modules/**', '.demo/**', 'resources/rules.js', 'resources/*.umd.js'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -24,6 +24,10 @@ export default tseslint.config(
     files: ['resources/**/*.js'],
     languageOptions: { sourceType: 'script', globals: { window: 'readonly', $: 'readonly', RED: 'readonly' } },
     rules: { 'no-control-regex': 'off' },
+  },
+  {
+    files: ['scripts/**/*.mjs'],
+    languageOptions: { sourceType: 'module', globals: { process: 'readonly', console: 'readonly' } },
   },
   {
     files: ['scripts/**/*.js', '.mocharc.js'],

@@ -68,6 +68,9 @@ export interface NodeAPI {
     post(path: string, ...handlers: AdminHandler[]): void;
     get(path: string, ...handlers: AdminHandler[]): void;
   };
+  util: {
+    cloneMessage<T>(msg: T): T;
+  };
   auth: {
     needsPermission(permission: string): AdminHandler;
   };

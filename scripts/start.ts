@@ -116,7 +116,7 @@ export function userDirWithPackage(prefix: string): string {
  * Links this checkout's Dashboard 2 into the user dir, as a palette install would put it there:
  * Node-RED then loads it whichever node_modules Node-RED itself was started from.
  */
-function linkDashboard(userDir: string): void {
+export function linkDashboard(userDir: string): void {
   let dir: string;
   try {
     dir = dirname(require.resolve(`${DASHBOARD}/package.json`, { paths: [ROOT] }));

@@ -133,7 +133,7 @@ describe('gate console dashboard (Chromium)', function () {
   });
 
   it('shows the live snapshot: a real JPEG from the camera, loaded by the browser', async function () {
-    const snapshot = await loadedImage(page.locator('img.ipcam-snapshot-image'));
+    const snapshot = await loadedImage(page.locator('img.ipcam-ui-camera-image'));
     const jpeg = jpegFromDataUrl(snapshot.src);
     assert.equal(jpeg.subarray(0, 3).toString('hex'), 'ffd8ff', 'starts like a JPEG');
     assert.ok(snapshot.width > 0 && snapshot.height > 0, 'the browser decoded it');
@@ -167,16 +167,16 @@ describe('gate console dashboard (Chromium)', function () {
   it('shows every plate with its list and image; only an allow-listed one opens the gate', async function () {
     const since = Date.now();
     await postPlate('BLOCK99', 'blackList');
-    const blocked = page.locator('.ipcam-plate', { hasText: 'BLOCK99' });
+    const blocked = page.locator('.ipcam-ui-plates-row', { hasText: 'BLOCK99' });
     await blocked.waitFor({ state: 'visible', timeout: WAIT });
     assert.match((await blocked.textContent()) ?? '', /block list \(blackList\)/);
-    const crop = await loadedImage(blocked.locator('img.ipcam-plate-image'));
+    const crop = await loadedImage(blocked.locator('img.ipcam-ui-plates-crop'));
     assert.equal(jpegFromDataUrl(crop.src).subarray(0, 3).toString('hex'), 'ffd8ff');
     assert.ok(crop.width > 0);
 
     // Posts are handled in order: had the block-listed plate pulsed the relay, it would show before this one.
     await postPlate('GATE001', 'whiteList');
-    const allowed = page.locator('.ipcam-plate', { hasText: 'GATE001' });
+    const allowed = page.locator('.ipcam-ui-plates-row', { hasText: 'GATE001' });
     await allowed.waitFor({ state: 'visible', timeout: WAIT });
     assert.match((await allowed.textContent()) ?? '', /allow list \(whiteList\)/);
     await auditRows().filter({ hasText: 'GATE001' }).first().waitFor({ state: 'visible', timeout: WAIT });
@@ -228,14 +228,20 @@ describe('gate console dashboard (Chromium)', function () {
     assert.equal(await auditRows().filter({ hasText: 'EARLIER1' }).count(), 1);
   });
 
-  it('moves the camera and saves and recalls a preset from the PTZ pad', async function () {
+  it('moves the camera and recalls a preset from the PTZ pad', async function () {
     const before = ptzLog().length;
     await page.getByRole('button', { name: 'right', exact: true }).click();
-    await until('the move', () => ptzLog().slice(before).some((c) => c.api === 'xml' && c.action === 'Right'));
-    await page.getByRole('button', { name: 'save 2' }).click();
-    await until('the saved preset', () => running().simulator.state.ptz.presets.has('#2'));
+    await until('the move and its Stop', () => ptzLog().slice(before).some((c) => c.api === 'xml' && c.action === 'Stop'));
+    assert.deepEqual(
+      ptzLog()
+        .slice(before)
+        .map((c) => c.action),
+      ['Right', 'Stop'],
+    );
+    // A preset saved on the camera (the example's pad recalls presets 1 and 2).
+    running().simulator.state.ptz.presetsOf(1).set(2, { name: 'gate', position: 0 });
     await page.getByRole('button', { name: 'preset 2' }).click();
-    await until('the preset recall', () => ptzLog().slice(before).some((c) => c.api === 'cgi' && c.action === 'goto #2'));
+    await until('the preset recall', () => ptzLog().slice(before).some((c) => c.api === 'xml' && c.action === 'goto preset 2'));
   });
 
   it('shows the input states as they change', async function () {
@@ -244,6 +250,16 @@ describe('gate console dashboard (Chromium)', function () {
     running().simulator.state.io.setInput(1, true);
     await inputs.filter({ hasText: 'input 1' }).filter({ hasText: 'on' }).waitFor({ state: 'visible', timeout: WAIT });
     await inputs.filter({ hasText: 'input 2' }).first().waitFor({ state: 'visible', timeout: WAIT });
+  });
+
+  it('takes the README\'s screenshot of the console (docs/gate-console.png)', async function () {
+    await page.locator('img.ipcam-ui-camera-image').waitFor({ state: 'visible', timeout: WAIT });
+    // A car on the block list: shown on the camera and in the last plates, the gate stays shut.
+    await postPlate('SHOT42', 'blackList');
+    await page.locator('.ipcam-ui-plates-row', { hasText: 'SHOT42' }).waitFor({ state: 'visible', timeout: WAIT });
+    await page.locator('.ipcam-ui-camera-plate', { hasText: 'SHOT42' }).waitFor({ state: 'visible', timeout: WAIT });
+    await page.screenshot({ path: join(PROJECT_ROOT, 'docs', 'gate-console.png') });
+    assert.ok(existsSync(join(PROJECT_ROOT, 'docs', 'gate-console.png')));
   });
 
   it('shows no camera error and logs no errors in the browser console', async function () {

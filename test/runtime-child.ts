@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { userDirWithPackage, waitForHttp } from '../scripts/start';
+import { linkDashboard, userDirWithPackage, waitForHttp } from '../scripts/start';
 
 /** A node of a flow as the admin API takes it. */
 export interface FlowNode {
@@ -19,6 +19,8 @@ export interface ChildRuntimeOptions {
   nodeArgs?: string[];
   /** More settings, as JavaScript properties of the settings object (e.g. `adminAuth: {...},`). */
   extraSettings?: string;
+  /** Dashboard 2 installed beside this package (as `npm start` has it). */
+  dashboard?: boolean;
 }
 
 /** What the runtime reports of itself after a full garbage collection. */
@@ -83,6 +85,7 @@ export class ChildRuntime {
     const port = await freePort();
     this.url = `http://127.0.0.1:${port}`;
     writeFileSync(join(this.userDir, 'settings.js'), settingsFile(port, this.options.nodesDir, this.options.extraSettings));
+    if (this.options.dashboard) linkDashboard(this.userDir);
     const child = spawn(process.execPath, ['--expose-gc', ...(this.options.nodeArgs ?? []), require.resolve('node-red/red.js'), '--userDir', this.userDir, '--settings', join(this.userDir, 'settings.js')], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -141,6 +144,11 @@ export class ChildRuntime {
   async cpu(): Promise<RuntimeCpu> {
     const res = await fetch(`${this.url}/_cpu`);
     return (await res.json()) as RuntimeCpu;
+  }
+
+  /** The user dir (files a flow writes land here). */
+  get dir(): string {
+    return this.userDir;
   }
 
   async stop(): Promise<void> {
