@@ -1,10 +1,11 @@
 /**
  * Issue 18 item 4 in a real Node-RED runtime (a child process, through its admin API): the gate
  * console's plate -> relay chain, taken from examples/gate-console.json as it ships (plate-event,
- * "allow list only" switch, "opened by the plate" function, the gate relay, and the snapshot node
- * on the same device), against a camera whose snapshots drip one byte every 250 ms. The
- * dashboard nodes are left out (they only display); four snapshots are sent at once instead of
- * the example's one every 2 s, so that they hold every connection of the device's pool. Then an
+ * "allow list only" switch, "who opens" change, the gate relay), beside snapshot requests on the
+ * same device, against a camera whose snapshots drip one byte every 250 ms. The dashboard nodes
+ * are left out (they only display); four snapshots are sent at once by an ipcam-snapshot node
+ * (the console's live view fetches its frames through the same client), so that they hold every
+ * connection of the device's pool. Then an
  * allow-listed plate is posted to the event server: the relay pulse must reach the camera within
  * 1 s, and every snapshot must end ETIMEOUT within its deadline.
  */
@@ -21,12 +22,12 @@ import { PROJECT_ROOT, waitFor } from './helpers';
 import { ChildRuntime, freePort, type FlowNode } from './runtime-child';
 
 const TAB = '9c4e2a7b1d6f0001';
-const DEVICE = '9c4e2a7b1d6f0002';
+const DEVICE = 'ipcam-sim-device';
 const SERVER = '9c4e2a7b1d6f0003';
-const SNAPSHOT = '9c4e2a7b1d6f0022';
+const SNAPSHOT = 'four-snapshots';
 const PLATES = '9c4e2a7b1d6f0031';
 const ALLOW_ONLY = '9c4e2a7b1d6f0034';
-const OPENED_BY_PLATE = '9c4e2a7b1d6f0035';
+const WHO_OPENS = '9c4e2a7b1d6f0038';
 const RELAY = '9c4e2a7b1d6f0040';
 /** The device timeout of the test: a relay queued behind the snapshots would be seen this late. */
 const DEVICE_TIMEOUT = 2000;
@@ -61,7 +62,7 @@ function postTo(id: string, url: string): FlowNode {
   return { id, type: 'http request', z: TAB, x: 900, y: 500, name: '', method: 'POST', ret: 'txt', paytoqs: 'ignore', url, tls: '', persist: false, proxy: '', insecureHTTPParser: false, authType: '', senderr: false, headers: [], wires: [[]] };
 }
 
-/** The example's plate -> relay chain and snapshot node, pointed at the test's camera and ports. */
+/** The example's plate -> relay chain and a snapshot node on its device, pointed at the test's camera and ports. */
 function gateFlow(cameraPort: number, eventPort: number, collectorPort: number): FlowNode[] {
   const example = JSON.parse(readFileSync(join(PROJECT_ROOT, 'examples', 'gate-console.json'), 'utf8')) as FlowNode[];
   const take = (id: string): FlowNode => {
@@ -75,7 +76,7 @@ function gateFlow(cameraPort: number, eventPort: number, collectorPort: number):
   // The plate list display is a dashboard node: only the path to the gate stays wired.
   const plates = { ...take(PLATES), wires: [[ALLOW_ONLY], []] };
   const relay: FlowNode = { ...take(RELAY), wires: [['post-relay']] };
-  const snapshot: FlowNode = { ...take(SNAPSHOT), wires: [[]] };
+  const snapshot: FlowNode = { id: SNAPSHOT, type: 'ipcam-snapshot', z: TAB, x: 500, y: 400, name: '', device: DEVICE, source: 'jpg', channel: '1', format: 'buffer', wires: [[]] };
   assert.equal(relay['type'], 'ipcam-relay');
   assert.equal(snapshot['device'], DEVICE);
   assert.equal(relay['device'], DEVICE);
@@ -86,7 +87,7 @@ function gateFlow(cameraPort: number, eventPort: number, collectorPort: number):
     server,
     plates,
     take(ALLOW_ONLY),
-    take(OPENED_BY_PLATE),
+    take(WHO_OPENS),
     relay,
     snapshot,
     { id: 'four-at-once', type: 'inject', z: TAB, x: 100, y: 400, name: '', props: [{ p: 'payload' }], repeat: '', crontab: '', once: false, onceDelay: 0.1, topic: '', payload: '', payloadType: 'date', wires: [['fan-out']] },
