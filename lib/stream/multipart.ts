@@ -144,9 +144,9 @@ export class MultipartParser {
   /**
    * Hands out a part that looks complete although its closing boundary has not arrived: devices
    * send the boundary before each part, so without this a part would wait for the next event.
-   * Call it when the connection has gone quiet. A sized part must have all its bytes; a scanned
-   * text part must end with a line break. Bytes that still follow before the boundary form a
-   * part of their own, so nothing is lost.
+   * The stream supervisor calls it after every chunk (no timer, no second wakeup per part). A
+   * sized part must have all its bytes; a scanned text part must end with a line break. Bytes
+   * that still follow before the boundary form a part of their own, so nothing is lost.
    */
   flush(): void {
     if (this.state === 'verify' && !this.flushed) {
