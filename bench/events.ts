@@ -62,7 +62,7 @@ function positiveEnvValue(name: string, text: string): number {
 // Child processes
 
 /** A forked child answering one request at a time over IPC. */
-class Child<Reply extends { type: string }> {
+export class Child<Reply extends { type: string }> {
   private waiting: { type: string; resolve: (reply: Reply) => void; reject: (err: Error) => void } | undefined;
   private readonly exited: Promise<void>;
 
@@ -120,12 +120,12 @@ class Child<Reply extends { type: string }> {
   }
 }
 
-function forkBench(file: string, execArgv: string[] = []): ChildProcess {
-  return fork(join(__dirname, file), [], { serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv });
+export function forkBench(file: string, execArgv: string[] = [], args: string[] = []): ChildProcess {
+  return fork(join(__dirname, file), args, { serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv });
 }
 
 /** CPU time of process `pid` so far, every thread, in microseconds (utime + stime of /proc/<pid>/stat). */
-function cpuUs(pid: number): number {
+export function cpuUs(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   // Fields after the command name (which may hold spaces), from field 3 (state) on.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
@@ -159,13 +159,13 @@ interface RunFigures {
   loadCpuPerPost: number;
 }
 
-interface Percentiles {
+export interface Percentiles {
   p50: number;
   p99: number;
   max: number;
 }
 
-function percentiles(values: Float64Array): Percentiles {
+export function percentiles(values: Float64Array): Percentiles {
   const sorted = values.filter((v) => !Number.isNaN(v)).sort();
   const at = (p: number): number => sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? NaN;
   return { p50: at(50), p99: at(99), max: sorted[sorted.length - 1] ?? NaN };
@@ -175,14 +175,14 @@ function differences(to: Float64Array, from: Float64Array): Float64Array {
   return to.map((t, i) => t - (from[i] as number));
 }
 
-function median(values: number[]): number {
+export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
   return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }
 
 /** `median (min..max)` of a figure over repetitions. */
-function spread(values: number[], digits: number): string {
+export function spread(values: number[], digits: number): string {
   if (values.length === 1) return (values[0] as number).toFixed(digits);
   return `${median(values).toFixed(digits)} (${Math.min(...values).toFixed(digits)}..${Math.max(...values).toFixed(digits)})`;
 }
@@ -230,13 +230,13 @@ function sinkNodesDir(): string {
   return dir;
 }
 
-async function admin<T>(runtime: ChildRuntime, path: string): Promise<T> {
+export async function admin<T>(runtime: ChildRuntime, path: string): Promise<T> {
   const res = await fetch(`${runtime.adminUrl}${path}`);
   if (!res.ok) throw new Error(`${path} answered ${res.status}: ${await res.text()}`);
   return (await res.json()) as T;
 }
 
-async function waitForPort(port: number): Promise<void> {
+export async function waitForPort(port: number): Promise<void> {
   for (let i = 0; i < 200; i++) {
     const ok = await new Promise<boolean>((resolve) => {
       const socket = connect(port, '127.0.0.1', () => {

@@ -122,6 +122,7 @@ function watchStream(port: number, auth: 'basic' | 'digest'): { client: DeviceCl
     path: ioMonitorPath('input', []),
     onPart: () => void (seen.parts += 1),
     onState: (state) => void (seen.state = state),
+    flushDelay: 1,
   });
   supervisor.start();
   return { client, supervisor, seen };

@@ -1,7 +1,8 @@
 /**
  * Parts are handed out without a timer: at their Content-Length, at the next boundary, or when
- * the chunk that carries them ends on a complete-looking part (devices send the boundary before
- * each part). A fake device over a real socket paces the stream: it sends reading k+1 only once
+ * the chunk that carries them whole ends on a complete-looking part (devices send the boundary
+ * before each part). The supervisor's quiet-time flush is set a minute away, so a reading that
+ * needed it misses the bound. A fake device over a real socket paces the stream: it sends reading k+1 only once
  * reading k has been delivered, so a part that waited for the next one would stall the test
  * (a generous bound, no time asserted). Every reading must come once, in order.
  */
@@ -96,7 +97,8 @@ describe('stream parts without a second wakeup (fake devices over real sockets)'
       })();
       const { port } = server.address() as AddressInfo;
       client = new DeviceClient({ host: '127.0.0.1', port, username: 'u', password: 'p', auth: 'basic' });
-      supervisor = new StreamSupervisor({ client, path: '/cgi-bin/admin/detection?type=motion', onPart: (part) => got.push(part.body.toString('latin1')) });
+      // A quiet-time flush a minute away: a reading that waited for it would miss the bound.
+      supervisor = new StreamSupervisor({ client, path: '/cgi-bin/admin/detection?type=motion', onPart: (part) => got.push(part.body.toString('latin1')), flushDelay: 60_000 });
       supervisor.start();
       await done;
       assert.deepEqual(late, [], `readings not delivered before the next was due: ${late.join(', ')}`);

@@ -405,7 +405,7 @@ describe('StreamSupervisor against the simulator', function () {
       const quick = new DeviceClient({ host: sim.host, port: sim.port, username: SIM_USER, password: SIM_PASSWORD, auth: 'basic', timeout: 100 });
       try {
         sim.state.io.style = { ...sim.state.io.style, quiet: true };
-        const { rec } = supervise(ioMonitorPath('input', []), { backoff: { initial: 10, stableAfter: 50 } }, quick);
+        const { rec } = supervise(ioMonitorPath('input', []), { backoff: { initial: 10, stableAfter: 50 }, flushDelay: 5 }, quick);
         await waitFor('connected', () => rec.count('connected') >= 1);
         await sleep(1500);
         assert.deepEqual(rec.names, ['connecting', 'connected']);

@@ -50,6 +50,11 @@ export interface SupervisorOptions {
   backoff?: BackoffOptions;
   /** Part size cap (default 1 MiB). */
   maxPartSize?: number;
+  /**
+   * Quiet time after which a complete-looking part is handed out (ms, default 10), for a part that
+   * came in pieces; a part that came in one chunk is handed out at once, with no timer.
+   */
+  flushDelay?: number;
   /** Source of randomness for jitter (tests pin it). */
   random?: () => number;
 }
@@ -89,6 +94,7 @@ export class StreamSupervisor {
   private controller: AbortController | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
   private stableTimer: NodeJS.Timeout | undefined;
+  private flushTimer: NodeJS.Timeout | undefined;
   private stallTimer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private readonly backoff: Required<BackoffOptions>;
@@ -169,10 +175,8 @@ export class StreamSupervisor {
       try {
         this.watchStall(stream);
         parser.write(chunk);
-        // A part is complete at its Content-Length or its next boundary; devices send the
-        // boundary before each part, so a chunk that ends on a complete-looking part hands it
-        // out now, in this wakeup, rather than a timer's later (see MultipartParser.flush).
-        parser.flush();
+        // The chunk that completes a part hands it out now: a timer (a second wakeup) only for a part that came in pieces.
+        if (parser.settle() === 'open') this.scheduleFlush(parser);
       } catch (err) {
         // As the loop did: a failure while handling a chunk ends this connection and is reported.
         body.destroy(err instanceof Error ? err : new Error(String(err)));
@@ -194,6 +198,15 @@ export class StreamSupervisor {
       this.stallTimer = undefined;
       stream.body.destroy(new IpcamError('ETIMEOUT', `No data from ${this.opts.client.label} (GET ${this.target}) for ${timeout / 1000} s: the stream stalled`));
     }, timeout);
+  }
+
+  /**
+   * One timer per connection, pushed back by each chunk (refresh() re-arms it after it has
+   * fired): a timer made and dropped per chunk is garbage on every part of every stream.
+   */
+  private scheduleFlush(parser: MultipartParser): void {
+    if (this.flushTimer) return void this.flushTimer.refresh();
+    this.flushTimer = setTimeout(() => parser.flush(), this.opts.flushDelay ?? 10);
   }
 
   private async failed(err: unknown, signal: AbortSignal): Promise<void> {
@@ -233,8 +246,8 @@ export class StreamSupervisor {
   }
 
   private clearTimers(): void {
-    for (const timer of [this.retryTimer, this.stableTimer, this.stallTimer]) if (timer) clearTimeout(timer);
-    this.retryTimer = this.stableTimer = this.stallTimer = undefined;
+    for (const timer of [this.retryTimer, this.stableTimer, this.flushTimer, this.stallTimer]) if (timer) clearTimeout(timer);
+    this.retryTimer = this.stableTimer = this.flushTimer = this.stallTimer = undefined;
   }
 
   private setState(state: StreamState, info: StreamStateInfo): void {
