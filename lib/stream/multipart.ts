@@ -95,8 +95,6 @@ export class MultipartParser {
   private flushed = false;
   /** Body bytes of the current scanned part came in an earlier chunk: the part is not one write of the device. */
   private carried = false;
-  /** Parts handed out so far (settle() tells whether it handed one out). */
-  private handedOut = 0;
 
   constructor(
     boundary: string,
@@ -149,21 +147,23 @@ export class MultipartParser {
   /**
    * Hands out a part that looks complete although its closing boundary has not arrived: devices
    * send the boundary before each part, so without this a part would wait for the next event.
+   * True when it took the part out (handed out, or dropped for its size).
    * Call it when the connection has gone quiet (settle() does at the end of a chunk where that
    * is safe). A sized part must have all its bytes; a scanned text part must end with a line
    * break. Bytes that still follow before the boundary form a part of their own, so nothing is lost.
    */
-  flush(): void {
+  flush(): boolean {
     if (this.state === 'verify' && !this.flushed) {
       this.flushed = true;
       this.emit(EMPTY, 0, 0, false);
-      return;
+      return true;
     }
-    if (this.state !== 'body' || this.length >= 0) return;
+    if (this.state !== 'body' || this.length >= 0) return false;
     const tail = this.carry;
-    if (this.piecesLength + tail.length === 0 || (tail.length > 0 ? tail[tail.length - 1] : this.lastPieceByte()) !== LF) return;
+    if (this.piecesLength + tail.length === 0 || (tail.length > 0 ? tail[tail.length - 1] : this.lastPieceByte()) !== LF) return false;
     this.carry = EMPTY;
     this.emit(tail, 0, tail.length, true);
+    return true;
   }
 
   /**
@@ -173,14 +173,12 @@ export class MultipartParser {
    * in one go. A scanned part whose bytes began in an earlier chunk (a device that drips) is
    * left open: only quiet time tells it is complete, so the caller flushes after a pause then.
    *
-   * `handed`: a part was handed out; `open`: a part is open that a later flush() may hand out;
-   * `idle`: neither.
+   * `handed`: the part was taken out as flush() does (handed out, or dropped for its size);
+   * `open`: a part is open that a later flush() may hand out; `idle`: neither.
    */
   settle(): 'handed' | 'open' | 'idle' {
-    const before = this.handedOut;
-    if (this.state === 'verify') this.flush();
-    else if (this.state === 'body' && this.length < 0 && !this.carried) this.flush();
-    if (this.handedOut !== before) return 'handed';
+    const whole = this.state === 'verify' || (this.state === 'body' && this.length < 0 && !this.carried);
+    if (whole && this.flush()) return 'handed';
     return this.state === 'body' && this.length < 0 && this.piecesLength + this.carry.length > 0 ? 'open' : 'idle';
   }
 
@@ -413,7 +411,6 @@ export class MultipartParser {
     }
     // The same rule as while scanning (scannedBody), so that a part is kept or not wherever the chunks were cut.
     if (end - start > this.maxPart || rawLength > this.maxPart + FRAMING_SLACK) return this.tooLarge();
-    this.handedOut += 1;
     this.opts.onPart({ headers: { ...this.headers }, body: start === 0 && end === raw.length ? raw : raw.subarray(start, end) });
   }
 
