@@ -421,11 +421,12 @@ export async function fleetIdle(): Promise<void> {
     );
     // Scale: a camera is a device node with an input monitor and a detection stream.
     const cameraUs = median(fleetCpu.map((v, i) => ((v - (emptyCpu[i] as number)) * 1000) / DEVICES));
-    const cameraKb = perUnitKb(fleet.idle, fleet.bare, 'rss', DEVICES).median;
+    // RSS of the device nodes alone is no figure (RSS shrinks for a while after start): their heap, plus the streams' RSS.
+    const cameraKb = perUnitKb(fleet.devicesOnly, fleet.bare, 'heapUsed', DEVICES).median + 2 * perUnitKb(withoutYoung(fleet.idle), withoutYoung(fleet.devicesOnly), 'rss', 2 * DEVICES).median;
     const perCore = cameraUs > 0 ? Math.floor(1e6 / cameraUs / 2) : Infinity;
     console.log(
       `\nscale (${DEVICES} cameras measured, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}): a camera (device node, input monitor, detection stream at idle) costs ` +
-        `${cameraUs.toFixed(0)} us CPU per s and ${cameraKb.toFixed(0)} KB RSS; at half a core each, one Node-RED holds about ${perCore.toLocaleString('en')} cameras per core ` +
+        `${cameraUs.toFixed(0)} us CPU per s and ${cameraKb.toFixed(0)} KB (heap of the device node, RSS of its streams); at half a core each, one Node-RED holds about ${perCore.toLocaleString('en')} cameras per core ` +
         `(${(perCore * cpus().length).toLocaleString('en')} on this machine's ${cpus().length} cores: Node-RED runs on one core, the rest serves the kernel's network work), ` +
         `and ${Math.floor((1024 * 1024) / cameraKb).toLocaleString('en')} cameras per GB of RSS`,
     );
