@@ -1,8 +1,12 @@
 /**
- * The floor of the events bench, alone in a child process forked by bench/events.ts: a bare
+ * The floors of the events bench, each alone in a child process forked by bench/events.ts: a bare
  * `node:http` server that reads each post's body fully and answers what the event server answers
  * (200, the same XML document and headers), and does nothing else: no limits, no parse, no
  * Node-RED. Its CPU per post is the least any Node.js receiver of these posts can spend.
+ *
+ * With the argument `parse`, the like-for-like floor: it also parses each body with plain
+ * fast-xml-parser and picks plate, list type and time (bench/plain-pick.ts), the work the event
+ * server cannot skip; `'picks'` answers the last plates picked, for the bench's check.
  *
  * First message out: `{ type: 'listening', port }`; in: `'clock'`, `'probe'` (memory after GC: run
  * with --expose-gc), `'connections'` (the count alone), `'exit'`.
@@ -12,6 +16,13 @@ import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { SUCCESS_DOCUMENT } from '../lib/events/server';
 import { monotonicMs, type FloorReply } from './event-protocol';
+import { pickPlates, type PlatePick } from './plain-pick';
+
+const PARSE = process.argv[2] === 'parse';
+/** Plates kept for the check: the last ones, in a ring. */
+const KEPT = 64;
+const picks: PlatePick[] = [];
+let picked = 0;
 
 const ANSWER = Buffer.from(SUCCESS_DOCUMENT, 'utf8');
 const HEADERS = { 'content-type': 'application/xml', 'content-length': ANSWER.length };
@@ -27,7 +38,8 @@ const server = createServer({ keepAliveTimeout: KEEP_ALIVE_MS }, (req, res) => {
   });
   req.on('end', () => {
     // The body in one Buffer, as a receiver that parses it would need it.
-    Buffer.concat(chunks, size);
+    const body = Buffer.concat(chunks, size);
+    if (PARSE) for (const pick of pickPlates(body)) picks[picked++ % KEPT] = pick;
     res.writeHead(200, HEADERS);
     res.end(ANSWER);
   });
@@ -53,6 +65,7 @@ process.on('message', (message: unknown) => {
     reply({ type: 'probe', probe: { rss: memory.rss, heapUsed: memory.heapUsed, heapTotal: memory.heapTotal, external: memory.external, connections } });
   }
   if (message === 'connections') reply({ type: 'probe', probe: { rss: NaN, heapUsed: NaN, heapTotal: NaN, external: NaN, connections } });
+  if (message === 'picks') reply({ type: 'picks', picks: picks.length < KEPT ? [...picks] : [...picks.slice(picked % KEPT), ...picks.slice(0, picked % KEPT)] });
   if (message === 'exit') {
     server.closeAllConnections();
     server.close(() => process.disconnect());

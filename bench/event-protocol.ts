@@ -88,7 +88,12 @@ export interface MemoryProbe {
   connections: number;
 }
 
-export type FloorReply = { type: 'listening'; port: number } | { type: 'clock'; clock: ClockReading } | { type: 'probe'; probe: MemoryProbe };
+export type FloorReply =
+  | { type: 'listening'; port: number }
+  | { type: 'clock'; clock: ClockReading }
+  | { type: 'probe'; probe: MemoryProbe }
+  /** The like-for-like floor's last plates (plain fast-xml-parser), oldest first. */
+  | { type: 'picks'; picks: Array<{ plate: string; list: string; time: string }> };
 
 /** What the bench's sink node (event-sink-node.ts) reports at `GET /bench-sink/stats`. */
 export interface SinkStats {

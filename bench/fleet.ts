@@ -14,13 +14,15 @@
  * device sends anyway, its levels about once a second. The detection nodes emit on change, so
  * that idle levels make no messages (with 'every', each reading is a message by the user's choice).
  *
- * Environment, for a quicker look: IPCAM_BENCH_DEVICES (default 200), IPCAM_BENCH_IDLE_SECONDS
+ * Environment: IPCAM_BENCH_DEVICES (default 200; IPCAM_BENCH_DEVICES=1000 for the scale of a
+ * large site, a far longer run), IPCAM_BENCH_IDLE_SECONDS
  * (default 60; the devices-only phase idles half as long). Two to four minutes with the defaults
  * (two idle windows, then up to a minute for the devices' pools to drop their keep-alive sockets).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { request, type IncomingMessage } from 'node:http';
+import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createInterface, type Interface } from 'node:readline';
@@ -285,6 +287,7 @@ function cpuTable(perName: Map<string, number[]>, measured: Array<Pick<Measured,
 
 export async function fleetIdle(): Promise<void> {
   console.log(`\n## Fleet at idle: ${DEVICES} devices, each an input monitor and a detection stream (emit on change), in one Node-RED runtime`);
+  console.log(`machine: ${cpus().length} cores, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')} at start`);
   const perProcess = Math.ceil(DEVICES / SIM_PROCESSES);
   const sims: SimulatorProcess[] = [];
   const children: ChildRuntime[] = [];
@@ -415,6 +418,17 @@ export async function fleetIdle(): Promise<void> {
     console.log(
       `floor (bare node:http process, the same ${floorStreams} streams, one probe): RSS ${floorRss.toFixed(1)} KB, heap ${floorHeap.toFixed(1)} KB per stream; ` +
         `ours x the floor: heap ${(heapPerStream / floorHeap).toFixed(1)}, RSS less young gen. ${(retainedPerStream / floorRss).toFixed(1)}`,
+    );
+    // Scale: a camera is a device node with an input monitor and a detection stream.
+    const cameraUs = median(fleetCpu.map((v, i) => ((v - (emptyCpu[i] as number)) * 1000) / DEVICES));
+    // RSS of the device nodes alone is no figure (RSS shrinks for a while after start): their heap, plus the streams' RSS.
+    const cameraKb = perUnitKb(fleet.devicesOnly, fleet.bare, 'heapUsed', DEVICES).median + 2 * perUnitKb(withoutYoung(fleet.idle), withoutYoung(fleet.devicesOnly), 'rss', 2 * DEVICES).median;
+    const perCore = cameraUs > 0 ? Math.floor(1e6 / cameraUs / 2) : Infinity;
+    console.log(
+      `\nscale (${DEVICES} cameras measured, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}): a camera (device node, input monitor, detection stream at idle) costs ` +
+        `${cameraUs.toFixed(0)} us CPU per s and ${cameraKb.toFixed(0)} KB (heap of the device node, RSS of its streams); at half a core each, one Node-RED holds about ${perCore.toLocaleString('en')} cameras per core ` +
+        `(${(perCore * cpus().length).toLocaleString('en')} on this machine's ${cpus().length} cores: Node-RED runs on one core, the rest serves the kernel's network work), ` +
+        `and ${Math.floor((1024 * 1024) / cameraKb).toLocaleString('en')} cameras per GB of RSS`,
     );
     const left = (median((fleet.after ?? []).map((p) => p.heapUsed)) - median(fleet.devicesOnly.map((p) => p.heapUsed))) / 1024;
     console.log(`stream nodes removed again: heap ${left.toFixed(0)} KB over the devices-only figure before them`);

@@ -1,10 +1,11 @@
 /**
  * `npm run bench [name...]`: figures printed as ratios against baselines run in the same process.
- * Nothing here asserts a time; it reports. Names: snapshot, plates, events, streams, ops, xml, fleet, upload (default: all).
+ * Nothing here asserts a time; it reports. Names: snapshot, plates, events, gate, streams, ops, xml, fleet, upload (default: all).
  */
 import { startSimulator, type Simulator } from '../lib/simulator';
 import { eventsThroughput } from './events';
 import { fleetIdle } from './fleet';
+import { plateToGate } from './gate';
 import { PASSWORD, USER } from './measure';
 import { operationsOverhead } from './ops';
 import { platesAddAndRead } from './plates';
@@ -23,6 +24,7 @@ const BENCHES: Record<string, Bench> = {
   snapshot: { ownProcesses: snapshotRoundTrip },
   plates: { inProcess: platesAddAndRead },
   events: { ownProcesses: eventsThroughput },
+  gate: { ownProcesses: plateToGate },
   streams: { inProcess: streamsThroughput },
   ops: { inProcess: operationsOverhead },
   xml: { inProcess: xmlCodec },

@@ -17,6 +17,7 @@ import { prng } from './helpers';
 interface Parser {
   write(chunk: Buffer): void;
   flush(): void;
+  settle?(): 'handed' | 'open' | 'idle';
 }
 type ParserCtor = new (boundary: string, opts: MultipartOptions) => Parser;
 
@@ -165,7 +166,7 @@ function makeCase(seed: number): Case {
 }
 
 /** What a parser did, in order: each part (header entries in order, body bytes) and each warning. */
-function record(Ctor: ParserCtor, c: Case): string[] {
+function record(Ctor: ParserCtor, c: Case, afterChunk?: (parser: Parser, i: number) => void): string[] {
   const events: string[] = [];
   const opts: MultipartOptions = {
     onPart: (part: MultipartPart) => events.push(`part ${JSON.stringify(Object.entries(part.headers))} ${JSON.stringify(part.body.toString('latin1'))}`),
@@ -175,19 +176,40 @@ function record(Ctor: ParserCtor, c: Case): string[] {
   const parser = new Ctor(c.boundary, opts);
   c.chunks.forEach((chunk, i) => {
     parser.write(chunk);
+    afterChunk?.(parser, i);
     if (c.flushAfter[i]) parser.flush();
   });
   parser.flush();
   return events;
 }
 
+/**
+ * As the stream supervisor drives the parser: settle() after every chunk. Also returns after
+ * which chunks settle() handed a part out, where the reference is then flushed.
+ */
+function recordSettled(Ctor: ParserCtor, c: Case): { events: string[]; handedAt: boolean[] } {
+  const handedAt = c.chunks.map(() => false);
+  const events = record(Ctor, { ...c, flushAfter: handedAt }, (parser, i) => {
+    if (parser.settle === undefined) throw new Error('the parser has no settle()');
+    handedAt[i] = parser.settle() === 'handed';
+  });
+  return { events, handedAt };
+}
+
 /** The first seed from `base` on where `Ctor` differs from the reference, or undefined. */
-function firstDifference(Ctor: ParserCtor, base: number, streams: number): { seed: number; c: Case; expected: string[]; actual: string[] } | undefined {
+function firstDifference(Ctor: ParserCtor, base: number, streams: number, settled = false): { seed: number; c: Case; expected: string[]; actual: string[] } | undefined {
   for (let i = 0; i < streams; i++) {
     const seed = (base + i) >>> 0;
-    const c = makeCase(seed);
+    let c = makeCase(seed);
+    let actual: string[];
+    if (settled) {
+      const run = recordSettled(Ctor, c);
+      actual = run.events;
+      c = { ...c, flushAfter: run.handedAt };
+    } else {
+      actual = record(Ctor, c);
+    }
     const expected = record(ReferenceParser, c);
-    const actual = record(Ctor, c);
     if (JSON.stringify(actual) !== JSON.stringify(expected)) return { seed, c, expected, actual };
   }
   return undefined;
@@ -219,8 +241,7 @@ describe('multipart: the parser does what the parser before header reuse did (ra
   // A few seconds by default; a slow machine (or a long replay) is no failure.
   this.timeout(Math.max(60_000, streams * 50));
 
-  it(`${streams} random streams: the same parts, headers, bodies and warnings`, function () {
-    const diff = firstDifference(MultipartParser, base, streams);
+  function assertSame(diff: ReturnType<typeof firstDifference>): void {
     if (diff) {
       const at = diff.actual.findIndex((event, i) => event !== diff.expected[i]);
       assert.fail(
@@ -228,6 +249,34 @@ describe('multipart: the parser does what the parser before header reuse did (ra
           `expected: ${String(diff.expected[at]).slice(0, 400)}\nactual:   ${String(diff.actual[at]).slice(0, 400)}`,
       );
     }
+  }
+
+  it(`${streams} random streams: the same parts, headers, bodies and warnings`, function () {
+    assertSame(firstDifference(MultipartParser, base, streams));
+  });
+
+  it(`${streams} random streams settled after every chunk, as the stream supervisor does: the reference flushed there does the same`, function () {
+    // settle() hands a part out at the end of the chunk that completes it (no timer): it must be
+    // the reference's flush() at that place and nothing else.
+    assertSame(firstDifference(MultipartParser, base, streams, true));
+  });
+
+  it('settle() hands parts out in the random streams, and leaves some open', function () {
+    // Without this the test above would prove little.
+    let handed = 0;
+    let open = 0;
+    for (let i = 0; i < 300; i++) {
+      const c = makeCase(i);
+      const parser = new MultipartParser(c.boundary, { onPart: () => undefined });
+      for (const chunk of c.chunks) {
+        parser.write(chunk);
+        const state = parser.settle();
+        if (state === 'handed') handed += 1;
+        if (state === 'open') open += 1;
+      }
+    }
+    assert.ok(handed > 200, `${handed} parts handed out by settle()`);
+    assert.ok(open > 200, `${open} chunks ending in an open part`);
   });
 
   it('the generated streams reuse header blocks, change only their Content-Length, and cut inside them', function () {

@@ -43,6 +43,8 @@ export interface SimulatorOptions {
   discoveryPort?: number;
   /** Also answer multicast probes on 3702, where the machine allows it (default false). */
   discoveryMulticast?: boolean;
+  /** Called with each request as it is recorded (the bench times relay requests; `requests` keeps the last 1,000 only). */
+  onRequest?: (request: RecordedRequest) => void;
 }
 
 export interface Simulator {
@@ -121,12 +123,14 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const [seconds, nanos] = process.hrtime();
+    const monotonic = seconds * 1e3 + nanos / 1e6;
     const body = await readRequestBody(req);
     const ctx = context(req, res, body, state);
     if (await controlRoute(ctx, simulator)) return;
 
     const verdict = auth.verify(req);
-    record(ctx, verdict.ok ? verdict.scheme : 'rejected');
+    record(ctx, verdict.ok ? verdict.scheme : 'rejected', monotonic);
     // Half-open: read, never answered; close() destroys the socket.
     if (state.answer.halfOpen) return;
     if (state.answer.http10) answerAsHttp10(res);
@@ -140,9 +144,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     sendText(res, 404, 'Not Found');
   }
 
-  function record(ctx: SimContext, scheme: RecordedRequest['auth']): void {
+  function record(ctx: SimContext, scheme: RecordedRequest['auth'], monotonic: number): void {
     state.requestCount += 1;
-    state.requests.push({
+    const recorded: RecordedRequest = {
       method: ctx.method,
       path: ctx.path,
       rawQuery: rawQueryOf(ctx.req.url ?? ''),
@@ -152,7 +156,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       bodyBytes: ctx.body.length,
       auth: scheme,
       time: Date.now(),
-    });
+      monotonic,
+    };
+    state.requests.push(recorded);
+    options.onRequest?.(recorded);
     if (state.requests.length > MAX_RECORDED) state.requests.splice(0, state.requests.length - MAX_RECORDED);
   }
 

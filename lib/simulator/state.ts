@@ -39,6 +39,11 @@ export interface RecordedRequest {
   bodyBytes: number;
   /** Scheme the request was accepted with, or `rejected`. */
   auth: 'none' | 'basic' | 'digest' | 'rejected';
+  /**
+   * When the request's head was read, ms on CLOCK_MONOTONIC (`process.hrtime`): one clock for the
+   * whole machine on Linux, so the bench can subtract a time another process took.
+   */
+  monotonic: number;
   /** When the request reached the simulator (ms since epoch). */
   time: number;
 }

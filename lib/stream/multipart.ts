@@ -93,6 +93,8 @@ export class MultipartParser {
   private piecesLength = 0;
   /** A sized part already handed out by `flush()`, its boundary not yet seen. */
   private flushed = false;
+  /** Body bytes of the current scanned part came in an earlier chunk: the part is not one write of the device. */
+  private carried = false;
 
   constructor(
     boundary: string,
@@ -103,6 +105,7 @@ export class MultipartParser {
   }
 
   write(chunk: Buffer): void {
+    this.carried = this.state === 'body' && this.length < 0 && this.piecesLength + this.carry.length > 0;
     let data = this.carry.length === 0 ? chunk : this.joinCarry(chunk);
     this.carry = EMPTY;
     let pos = 0;
@@ -144,21 +147,39 @@ export class MultipartParser {
   /**
    * Hands out a part that looks complete although its closing boundary has not arrived: devices
    * send the boundary before each part, so without this a part would wait for the next event.
-   * Call it when the connection has gone quiet. A sized part must have all its bytes; a scanned
-   * text part must end with a line break. Bytes that still follow before the boundary form a
-   * part of their own, so nothing is lost.
+   * True when it took the part out (handed out, or dropped for its size).
+   * Call it when the connection has gone quiet (settle() does at the end of a chunk where that
+   * is safe). A sized part must have all its bytes; a scanned text part must end with a line
+   * break. Bytes that still follow before the boundary form a part of their own, so nothing is lost.
    */
-  flush(): void {
+  flush(): boolean {
     if (this.state === 'verify' && !this.flushed) {
       this.flushed = true;
       this.emit(EMPTY, 0, 0, false);
-      return;
+      return true;
     }
-    if (this.state !== 'body' || this.length >= 0) return;
+    if (this.state !== 'body' || this.length >= 0) return false;
     const tail = this.carry;
-    if (this.piecesLength + tail.length === 0 || (tail.length > 0 ? tail[tail.length - 1] : this.lastPieceByte()) !== LF) return;
+    if (this.piecesLength + tail.length === 0 || (tail.length > 0 ? tail[tail.length - 1] : this.lastPieceByte()) !== LF) return false;
     this.carry = EMPTY;
     this.emit(tail, 0, tail.length, true);
+    return true;
+  }
+
+  /**
+   * After each chunk, in place of a timer per part: hands out the part the chunk completed.
+   * A sized part is complete once its Content-Length is in. A scanned part is complete when it
+   * came whole in this chunk and ends with a line break: devices write a part (boundary first)
+   * in one go. A scanned part whose bytes began in an earlier chunk (a device that drips) is
+   * left open: only quiet time tells it is complete, so the caller flushes after a pause then.
+   *
+   * `handed`: the part was taken out as flush() does (handed out, or dropped for its size);
+   * `open`: a part is open that a later flush() may hand out; `idle`: neither.
+   */
+  settle(): 'handed' | 'open' | 'idle' {
+    const whole = this.state === 'verify' || (this.state === 'body' && this.length < 0 && !this.carried);
+    if (whole && this.flush()) return 'handed';
+    return this.state === 'body' && this.length < 0 && this.piecesLength + this.carry.length > 0 ? 'open' : 'idle';
   }
 
   private lastPieceByte(): number | undefined {
@@ -272,6 +293,7 @@ export class MultipartParser {
   }
 
   private startBody(): void {
+    this.carried = false;
     if (this.building !== undefined) {
       this.headers = this.building;
       this.building = undefined;

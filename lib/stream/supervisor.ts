@@ -61,7 +61,10 @@ export interface SupervisorOptions {
   device?: DeviceHealth;
   /** Part size cap (default 1 MiB). */
   maxPartSize?: number;
-  /** Quiet time after which a complete-looking part is handed out (ms, default 10). */
+  /**
+   * Quiet time after which a complete-looking part is handed out (ms, default 10), for a part that
+   * came in pieces; a part that came in one chunk is handed out at once, with no timer.
+   */
   flushDelay?: number;
   /** Source of randomness for jitter (tests pin it). */
   random?: () => number;
@@ -212,7 +215,8 @@ export class StreamSupervisor {
       try {
         this.watchStall(stream);
         parser.write(chunk);
-        this.scheduleFlush(parser);
+        // The chunk that completes a part hands it out now: a timer (a second wakeup) only for a part that came in pieces.
+        if (parser.settle() === 'open') this.scheduleFlush(parser);
       } catch (err) {
         // As the loop did: a failure while handling a chunk ends this connection and is reported.
         body.destroy(err instanceof Error ? err : new Error(String(err)));

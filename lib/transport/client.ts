@@ -95,8 +95,11 @@ export class DeviceClient {
   readonly options: ResolvedDeviceOptions;
   private readonly auth: DeviceAuth;
   private readonly pool: Pool;
-  /** Commands only: four slow snapshots holding every connection of `pool` never delay a relay. */
-  private readonly control: Pool;
+  /**
+   * Commands only: four slow snapshots holding every connection of `pool` never delay a relay.
+   * Made by the first command: most devices of a fleet (cameras that only stream) never send one.
+   */
+  private controlPool: Pool | undefined;
   /** The device has answered something other than 401 once: its scheme (or none) is known. */
   private authSettled = false;
   /** How to close each open stream (its connection and any socket still connecting). */
@@ -111,11 +114,15 @@ export class DeviceClient {
       connections: this.options.connections,
       keepAliveTimeout: KEEP_ALIVE_MS,
     });
-    this.control = new Pool(this.options.origin, {
+  }
+
+  private get control(): Pool {
+    this.controlPool ??= new Pool(this.options.origin, {
       ...this.dispatcherOptions(),
       connections: CONTROL_CONNECTIONS,
       keepAliveTimeout: KEEP_ALIVE_MS,
     });
+    return this.controlPool;
   }
 
   /** A short label for logs and messages: never holds credentials. */
@@ -217,7 +224,7 @@ export class DeviceClient {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await Promise.all([this.pool.destroy().catch(() => undefined), this.control.destroy().catch(() => undefined), ...[...this.streams].map((close) => close())]);
+    await Promise.all([this.pool.destroy().catch(() => undefined), this.controlPool?.destroy().catch(() => undefined), ...[...this.streams].map((close) => close())]);
   }
 
   /**
