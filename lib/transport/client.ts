@@ -47,6 +47,11 @@ export interface RequestOptions {
   probe?: string;
   /** Largest body accepted (default 32 MiB); a larger one is `EPARSE`. */
   maxBytes?: number;
+  /**
+   * Sees each piece of the answer as it arrives; what it throws ends the exchange there (an
+   * answer over a budget is not read to its end, nor held whole).
+   */
+  onChunk?: (chunk: Buffer) => void;
   /** Return non-2xx answers instead of throwing `EHTTP` (the XML interface sends error documents with 400). */
   allowHttpError?: boolean;
 }
@@ -161,7 +166,7 @@ export class DeviceClient {
         await probe.body.dump({ limit: CHALLENGE_BODY_MAX, signal: deadline.signal });
       }
       const res = await this.exchange(dispatcher, { ...base, method, path: opts.path, headers, body: body.make });
-      const answer = await readBody(res.body, opts.maxBytes ?? DEFAULT_MAX_BYTES, this.describe(method, opts.path), deadline);
+      const answer = await readBody(res.body, opts.maxBytes ?? DEFAULT_MAX_BYTES, this.describe(method, opts.path), deadline, opts.onChunk);
       const response: DeviceResponse = { status: res.statusCode, headers: res.headers, contentType: contentTypeOf(res.headers), body: answer };
       if (!opts.allowHttpError) assertOk(response, this.describe(method, opts.path));
       return response;
@@ -335,7 +340,7 @@ function contentTypeOf(headers: Record<string, string | string[] | undefined>): 
   return (Array.isArray(value) ? value[0] : value) ?? '';
 }
 
-async function readBody(body: Dispatcher.ResponseData['body'], maxBytes: number, what: string, deadline: Deadline): Promise<Buffer> {
+async function readBody(body: Dispatcher.ResponseData['body'], maxBytes: number, what: string, deadline: Deadline, onChunk?: (chunk: Buffer) => void): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of body) {
@@ -345,6 +350,14 @@ async function readBody(body: Dispatcher.ResponseData['body'], maxBytes: number,
     if (size > maxBytes) {
       body.destroy();
       throw new IpcamError('EPARSE', `The answer to ${what} is larger than ${maxBytes} bytes`);
+    }
+    if (onChunk) {
+      try {
+        onChunk(buf);
+      } catch (err) {
+        body.destroy();
+        throw err;
+      }
     }
     chunks.push(buf);
   }

@@ -2,6 +2,7 @@ import { IpcamError } from '../errors';
 import type { DeviceClient } from '../transport/client';
 import { parseXml, type XmlElement } from './codec';
 import { failureOf } from './device-errors';
+import { ElementBudget } from './well-formed';
 
 export interface XmlCall {
   /** Operation path, e.g. `/GetDeviceInfo` or `/PtzControl/2/Left`. */
@@ -31,6 +32,8 @@ export async function xmlCall(client: DeviceClient, call: XmlCall): Promise<XmlE
     ...(call.body !== undefined && { body: call.body, contentType: 'application/xml; charset=utf-8' }),
     ...(call.signal && { signal: call.signal }),
     ...(call.maxBytes !== undefined && { maxBytes: call.maxBytes }),
+    // The element budget is held as the answer arrives: millions of elements are never read whole.
+    onChunk: new ElementBudget(call.maxElements).push,
     ...(call.control && { control: true }),
     allowHttpError: true,
   });

@@ -137,6 +137,56 @@ export function checkElementBudget(bytes: Buffer, maxElements: number = MAX_XML_
 }
 
 /**
+ * `checkElementBudget` over an answer as it arrives, piece by piece: the same count, so that an
+ * answer of millions of elements ends at the first piece beyond its budget instead of being read
+ * (and held) whole first. A tag opener split across pieces, or a comment, CDATA section or
+ * processing instruction that spans them, is carried over (a few bytes at most).
+ */
+export class ElementBudget {
+  private elements = 0;
+  /** Bytes of the last piece still to be read with the next one. */
+  private carry: Buffer = Buffer.alloc(0);
+  /** The end of the comment, CDATA section or instruction being skipped, if one is open. */
+  private skipping: string | undefined;
+
+  constructor(private readonly maxElements: number = MAX_XML_ELEMENTS) {}
+
+  readonly push = (piece: Buffer): void => {
+    const bytes = this.carry.length === 0 ? piece : Buffer.concat([this.carry, piece]);
+    this.carry = Buffer.alloc(0);
+    let from = 0;
+    if (this.skipping !== undefined) {
+      const end = bytes.indexOf(this.skipping);
+      if (end < 0) return this.keep(bytes, bytes.length - this.skipping.length + 1);
+      from = end + this.skipping.length;
+      this.skipping = undefined;
+    }
+    for (let lt = bytes.indexOf(LT, from); lt >= 0; lt = bytes.indexOf(LT, lt + 1)) {
+      // What follows the `<` decides what it opens: read it with the next piece.
+      if (lt + 3 > bytes.length) return this.keep(bytes, lt);
+      const c = bytes[lt + 1];
+      if (c === SLASH) continue;
+      if (c === BANG || c === QUESTION) {
+        const close = c === QUESTION ? '?>' : bytes[lt + 2] === LBRACKET ? ']]>' : bytes[lt + 2] === DASH ? '-->' : '>';
+        const end = bytes.indexOf(close, lt + 2);
+        if (end < 0) {
+          this.skipping = close;
+          return this.keep(bytes, Math.max(lt + 2, bytes.length - close.length + 1));
+        }
+        lt = end;
+        continue;
+      }
+      if (++this.elements > this.maxElements) throw tooManyElements(this.maxElements);
+    }
+  };
+
+  /** Carries `bytes` from `from` on (a copy: never a view that keeps the whole piece alive). */
+  private keep(bytes: Buffer, from: number): void {
+    this.carry = Buffer.from(bytes.subarray(Math.max(0, from)));
+  }
+}
+
+/**
  * Per open element: where its name starts and how long it is (no strings are cut out), whether
  * it has a child element and whether it has text or CDATA. One scan runs at a time (it never
  * waits), so these are shared.
