@@ -5,22 +5,20 @@
  * leaving stops them and aborts a fetch on its way. A tick that comes while the previous fetch
  * is still running is skipped: a slow device never has two snapshot requests of one widget.
  */
-import { inputError } from './errors';
+import { decimal, withDefault } from './params';
 
 /** Frames per second of a live view: one every 5 s up to ten a second. */
 export const FRAME_RATE = { min: 0.2, max: 10, default: 1 } as const;
+
+/** The Rate setting of a live view (blank: the default), the editor's rule and the runtime's check. */
+export const FRAME_RATE_SETTING = withDefault(decimal(FRAME_RATE), FRAME_RATE.default);
 
 /** Most viewers one ticker keeps: each is a dashboard connection; more are refused, not stored. */
 export const MAX_VIEWERS = 256;
 
 /** A rate setting: blank is the default, anything else a number within FRAME_RATE. */
 export function checkFrameRate(value: unknown): number {
-  if (value === undefined || value === null || value === '') return FRAME_RATE.default;
-  const rate = typeof value === 'number' ? value : typeof value === 'string' && value.length <= 16 ? Number(value.trim()) : NaN;
-  if (!Number.isFinite(rate) || rate < FRAME_RATE.min || rate > FRAME_RATE.max) {
-    throw inputError(`Rate must be ${FRAME_RATE.min} to ${FRAME_RATE.max} frames per second`);
-  }
-  return rate;
+  return FRAME_RATE_SETTING.parse(value, 'Rate (frames per second)');
 }
 
 /** One tick's outcome: a frame, or the error that took its place. */

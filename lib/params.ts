@@ -136,6 +136,7 @@ function codeOf(char: string): string {
 /** What a parser accepts, as data. */
 export type Limits =
   | { type: 'int'; min: number; max: number }
+  | { type: 'number'; min: number; max: number }
   | { type: 'oneOf'; values: readonly string[] }
   | { type: 'idList'; min: number; max: number; maxCount: number }
   | { type: 'text'; min: number; max: number; kind: 'line' | 'value' | 'multiline'; forbid?: string; forbidWhy?: string; noOption?: boolean; secret?: boolean; pattern?: string; patternText?: string }
@@ -163,6 +164,23 @@ export function isBlank(value: unknown): boolean {
 /** A whole number from `min` to `max` (a number, or decimal digits as text). */
 export function int(range: { min: number; max: number }): Param<number> {
   return { limits: { type: 'int', ...range }, parse: (value, field) => checkWhole(value, field, range.min, range.max) };
+}
+
+/** The one rule for decimal numbers given as text: digits, an optional fraction and minus, spaces around (no `1e3`, no `0x10`). */
+const DECIMAL = /^\s*-?\d{1,16}(\.\d{1,16})?\s*$/;
+
+/** A number from `min` to `max`, fractions allowed (a number, or its decimal text), e.g. a frame rate. */
+export function decimal(range: { min: number; max: number }): Param<number> {
+  return {
+    limits: { type: 'number', ...range },
+    parse(value, field) {
+      const n = typeof value === 'string' && DECIMAL.test(value) ? Number(value) : value;
+      if (typeof n !== 'number' || !Number.isFinite(n) || n < range.min || n > range.max) {
+        throw inputError(`${field} must be a number from ${range.min} to ${range.max}, got ${echo(value)}`);
+      }
+      return n;
+    },
+  };
 }
 
 /** One of `values`, spelled exactly (spaces around allowed). */

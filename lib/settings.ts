@@ -21,6 +21,7 @@ import { PLATE_GROUP } from './xml/plate-input';
 import { DEFAULT_SPEED_RANGE, PTZ_ACTIONS } from './xml/ptz';
 import { XML_PTZ_COMMANDS } from './xml/ptz-mover';
 import { XML_CRUISE_ID, XML_PRESET_ID, XML_PRESET_NAME_MAX } from './xml/ptz-presets';
+import { UI_CAMERA_SETTINGS, UI_PLATES_SETTINGS } from './widget-settings';
 
 /** A channel setting: blank leaves the device's default. */
 const CHANNEL = optional(int({ min: 1, max: MAX_CHANNEL }));
@@ -81,6 +82,8 @@ export const NODE_SETTINGS: Record<string, Record<string, Param<unknown>>> = {
   'ipcam-discover': { duration: DISCOVERY_DURATION, interface: optional(DISCOVERY_INTERFACE), targets: optional(DISCOVERY_TARGETS) },
   // Device only (an ipcam-device, or blank for every one): nothing for a rule to check.
   'ipcam-device-status': {},
+  'ipcam-ui-camera': UI_CAMERA_SETTINGS,
+  'ipcam-ui-plates': UI_PLATES_SETTINGS,
 };
 
 type LimitsOf<T> = { [K in keyof T]: T[K] extends Param<unknown> ? FieldLimits : LimitsOf<T[K]> };

@@ -5,10 +5,11 @@
  * timed moves of the same movers as ipcam-ptz: a release sends the one Stop, and a client that
  * goes away while its press holds the camera moving stops it.
  */
-import { takeSnapshot, SNAPSHOT_SOURCES, type SnapshotSource } from '../lib/cgi/snapshot';
+import { takeSnapshot } from '../lib/cgi/snapshot';
 import { CgiPtzMover } from '../lib/cgi/ptz';
 import { PtzMover } from '../lib/xml/ptz-mover';
-import { FrameTicker, checkFrameRate, type FrameResult } from '../lib/frame-ticker';
+import { FrameTicker, type FrameResult } from '../lib/frame-ticker';
+import { checkCameraSettings, type CameraSettings } from '../lib/widget-settings';
 import { IpcamError } from '../lib/errors';
 import type { DeviceClient } from '../lib/transport/client';
 import { shortReason } from './action';
@@ -44,9 +45,6 @@ const PAD: Record<string, string | undefined> = {
   ZoomIn: undefined,
   ZoomOut: undefined,
 };
-/** Most preset buttons a widget shows. */
-const PRESETS_MAX = 16;
-
 type Mover = PtzMover | CgiPtzMover;
 
 interface Frame {
@@ -60,16 +58,6 @@ function failureText(err: unknown): string {
   return `${e.code}: ${shortReason(e)}`;
 }
 
-/** The preset buttons of the setting: ids or names, comma-separated. */
-function presetList(setting: unknown): string[] {
-  if (typeof setting !== 'string') return [];
-  return setting
-    .split(',')
-    .map((p) => p.trim())
-    .filter((p) => p !== '' && p.length <= 32)
-    .slice(0, PRESETS_MAX);
-}
-
 export = function register(RED: NodeAPI): void {
   function IpcamUiCameraNode(this: Node, def: CameraDef): void {
     RED.nodes.createNode(this, def);
@@ -80,17 +68,16 @@ export = function register(RED: NodeAPI): void {
 
 function camera(RED: NodeAPI, node: Node, def: CameraDef): void {
   const event = serverEvent(node.id);
-  const api = def.ptz === 'xml' || def.ptz === 'cgi' ? def.ptz : 'none';
-  const source: SnapshotSource = (SNAPSHOT_SOURCES as readonly string[]).includes(def.source ?? '') ? (def.source as SnapshotSource) : 'jpg';
-  const presets = presetList(def.presets);
-  let rate: number;
+  // The settings as the dialog checks them: a bad one starts nothing.
+  let settings: CameraSettings;
   try {
-    rate = checkFrameRate(def.rate);
+    settings = checkCameraSettings(def);
   } catch (err) {
-    node.status({ fill: 'red', shape: 'ring', text: 'bad rate' });
-    node.error(err instanceof Error ? err.message : 'bad rate');
+    node.status({ fill: 'red', shape: 'ring', text: 'bad setting' });
+    node.error(err instanceof Error ? err.message : 'bad setting');
     return;
   }
+  const { source, rate, api, presets } = settings;
 
   let device = def.device ? (RED.nodes.getNode(def.device) as DeviceConfigNode | null) : null;
   let release = device?.registerUser(node.id);

@@ -3,6 +3,7 @@
  * crop), live; a click on a row sends that event on. Fed by ipcam-plate-event messages; only
  * the columns shown go to the browser (lib-free: ui-plate-row.ts picks them).
  */
+import { checkRows } from '../lib/widget-settings';
 import { Clients, registerWidget, serverEvent, type ClientMessage, type DashboardConnection } from './ui-dashboard';
 import { plateRow, type PlateRow } from './ui-plate-row';
 import type { Node, NodeAPI, NodeDef, NodeMessage } from './red';
@@ -12,9 +13,6 @@ interface PlatesDef extends NodeDef {
   count?: string | number;
   label?: string;
 }
-
-/** Rows kept and shown: the setting, 1 to COUNT_MAX (default 10). */
-const COUNT_MAX = 200;
 
 export = function register(RED: NodeAPI): void {
   function IpcamUiPlatesNode(this: Node, def: PlatesDef): void {
@@ -26,8 +24,15 @@ export = function register(RED: NodeAPI): void {
 
 function plates(RED: NodeAPI, node: Node, def: PlatesDef): void {
   const event_ = serverEvent(node.id);
-  const wanted = Number(def.count);
-  const count = Number.isInteger(wanted) && wanted >= 1 ? Math.min(wanted, COUNT_MAX) : 10;
+  // Rows kept and shown, as the dialog checks them: a bad setting starts nothing.
+  let count: number;
+  try {
+    count = checkRows(def.count);
+  } catch (err) {
+    node.status({ fill: 'red', shape: 'ring', text: 'bad setting' });
+    node.error(err instanceof Error ? err.message : 'bad setting');
+    return;
+  }
   /** Newest first; each row with the event it came from, sent on when its row is clicked. */
   const rows: Array<{ id: number; row: PlateRow; msg: NodeMessage }> = [];
   let nextId = 1;

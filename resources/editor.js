@@ -9,6 +9,8 @@
 
     // The same numeric rule as lib/params: decimal digits, an optional minus, spaces around.
     var NUMERIC = /^\s*-?\d{1,16}\s*$/;
+    // And for numbers with a fraction (a frame rate): no exponent, no hex.
+    var DECIMAL = /^\s*-?\d{1,16}(\.\d{1,16})?\s*$/;
     var DATE_TIME = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})$/;
     var CONTROL = { line: /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/, value: /[\u0000-\u0008\u000a-\u001f\u007f]/, multiline: /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/ };
 
@@ -23,6 +25,9 @@
         switch (limits.type) {
         case "int":
             if (!NUMERIC.test(text) || Number(text) < limits.min || Number(text) > limits.max) { return "a whole number from " + limits.min + " to " + limits.max; }
+            return true;
+        case "number":
+            if (!DECIMAL.test(text) || Number(text) < limits.min || Number(text) > limits.max) { return "a number from " + limits.min + " to " + limits.max; }
             return true;
         case "oneOf":
             return limits.values.indexOf(text.trim()) >= 0 ? true : "one of " + limits.values.join(", ");
@@ -61,12 +66,12 @@
      * and so does a secret (a password parameter), which a flow file must never hold.
      */
     function editable(limits) {
-        return !limits.secret && ["int", "oneOf", "bool", "dateTime", "idList", "text"].indexOf(limits.type) >= 0;
+        return !limits.secret && ["int", "number", "oneOf", "bool", "dateTime", "idList", "text"].indexOf(limits.type) >= 0;
     }
 
     function hint(limits) {
         switch (limits.type) {
-        case "int": return limits.min + " to " + limits.max;
+        case "int": case "number": return limits.min + " to " + limits.max;
         case "oneOf": return limits.values.join(" | ");
         case "dateTime": return "YYYY-MM-DD HH:MM:SS";
         case "idList": return "e.g. 1,2";

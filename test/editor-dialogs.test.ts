@@ -32,6 +32,11 @@ function examples(): Array<{ file: string; nodes: FlowNode[] }> {
     .map((file) => ({ file, nodes: JSON.parse(readFileSync(join(PROJECT_ROOT, 'examples', file), 'utf8')) as FlowNode[] }));
 }
 
+/** Every node type of package.json. */
+function nodeTypes(): string[] {
+  return Object.keys((JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { 'node-red': { nodes: Record<string, string> } })['node-red'].nodes);
+}
+
 /** A text that does not fit its box: what the page measured, for the failure message. */
 interface Clipped {
   what: string;
@@ -96,7 +101,13 @@ describe('dialogs and examples as a user first meets them (Chromium, 1280x800)',
     const origin = new URL(demo.url).origin;
     await page.route((url) => url.origin !== origin, (route) => route.abort('blockedbyclient'));
     await page.goto(demo.url);
-    await page.waitForFunction(() => Boolean((globalThis as unknown as { RED?: { nodes?: { getType(t: string): unknown } } }).RED?.nodes?.getType('ipcam-request')), undefined, { timeout: 30_000 });
+    // The editor registers a package's node types one after the other (each dialog waits for its
+    // scripts): the page is ready when every type of package.json is, not when one of them is.
+    await page.waitForFunction(
+      (types) => types.every((t) => Boolean((globalThis as unknown as { RED?: { nodes?: { getType(t: string): unknown } } }).RED?.nodes?.getType(t))),
+      nodeTypes(),
+      { timeout: 30_000 },
+    );
     mkdirSync(ARTIFACTS, { recursive: true });
   });
 
@@ -159,7 +170,7 @@ describe('dialogs and examples as a user first meets them (Chromium, 1280x800)',
   });
 
   it('opens every node\'s dialog with each label and placeholder whole, the operations by label and grouped by class', async function () {
-    const types = Object.keys((JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { 'node-red': { nodes: Record<string, string> } })['node-red'].nodes)
+    const types = nodeTypes()
       // Another part of the work owns the device dialog.
       .filter((t) => t !== 'ipcam-device');
     const problems: string[] = [];

@@ -10,6 +10,7 @@ import { EDGE_RECORD_OPERATIONS, OP_CLASSES, REQUEST_OPERATIONS, type Operation 
 import { NODE_SETTINGS, settingsLimits } from '../lib/settings';
 import { EVENT_SERVER_SETTINGS } from '../lib/events/server';
 import { RELAY_SETTINGS } from '../lib/cgi/relay';
+import { checkCameraSettings, checkRows, UI_CAMERA_SETTINGS, UI_PLATES_SETTINGS } from '../lib/widget-settings';
 import { PROJECT_ROOT } from './helpers';
 
 interface RulesEntry {
@@ -81,6 +82,20 @@ describe('editor rules generated from lib/ops', function () {
     const pulse = RELAY_SETTINGS.pulse.limits;
     assert.equal(pulse.type, 'int');
     if (pulse.type === 'int') assert.throws(() => RELAY_SETTINGS.pulse.parse(String(pulse.max + 1), 'Pulse'), { code: 'EINPUT' });
+  });
+
+  it('the widgets check their settings with the parsers of the rules: rate, source, PTZ, presets and rows', function () {
+    assert.equal(NODE_SETTINGS['ipcam-ui-camera'], UI_CAMERA_SETTINGS);
+    assert.equal(NODE_SETTINGS['ipcam-ui-plates'], UI_PLATES_SETTINGS);
+    assert.deepEqual(checkCameraSettings({ rate: '0.5', presets: '1, 2,gate, 1' }), { source: 'jpg', rate: 0.5, api: 'none', presets: ['1', '2', 'gate'] });
+    assert.equal(checkCameraSettings({ rate: '' }).rate, 1);
+    const tooMany = Array.from({ length: 17 }, (_, i) => String(i)).join(',');
+    for (const bad of [{ rate: '0.1' }, { rate: '1e1' }, { rate: 'fast' }, { source: 'rtsp' }, { ptz: 'onvif' }, { presets: '1,,2' }, { presets: 'x'.repeat(33) }, { presets: tooMany }]) {
+      assert.throws(() => checkCameraSettings(bad), { code: 'EINPUT' }, JSON.stringify(bad));
+    }
+    assert.equal(checkRows(''), 10);
+    assert.equal(checkRows('200'), 200);
+    for (const bad of ['0', '201', '2.5', 'ten']) assert.throws(() => checkRows(bad), { code: 'EINPUT' }, bad);
   });
 
   it('every dialog loads the shared editor code and the rules, copies no rule and has a palette label', function () {

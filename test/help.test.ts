@@ -49,8 +49,8 @@ describe('help pages', function () {
       assert.equal(shipped.includes(errors), source.includes('IPCAM-HELP: errors'), file);
       if (shipped.includes(device)) withDevice++;
     }
-    // The action nodes: every node with a Device setting and an input.
-    assert.equal(withDevice, 11);
+    // Every node with a Device setting and an input: the action nodes and the camera widget.
+    assert.equal(withDevice, 12);
     assert.ok(Object.keys(ACTION_NODES['node-red'].nodes).length >= withDevice);
   });
 
