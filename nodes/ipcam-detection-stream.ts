@@ -1,3 +1,4 @@
+import { cgiExchange } from '../lib/answer';
 import { IpcamError, inputError } from '../lib/errors';
 import { DETECTION_STALL_TIMEOUT, detectionPath, parseIdList, parseLevels, type DetectionLevel, type DetectionType } from '../lib/cgi/io';
 import { MultipartParser, boundaryOf } from '../lib/stream/multipart';
@@ -43,7 +44,7 @@ export = function register(RED: NodeAPI): void {
     if (def.mode === 'single') {
       // One reading per input message, on the device's pool like any request.
       handleInput(RED, this, def.device, async (msg, client, signal) => {
-        const res = await client.request({ path: detectionPath(type, parseIdList(def.groups, 'Groups'), true), signal });
+        const res = await cgiExchange(client, { path: detectionPath(type, parseIdList(def.groups, 'Groups'), true), signal }, { what: 'detection reading' });
         const levels = firstPartLevels(res.body, res.contentType);
         msg.topic = type;
         msg.payload = levels;

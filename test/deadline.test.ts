@@ -319,7 +319,7 @@ describe('control lane through the ipcam-relay node', function () {
     const sent = Date.now();
     const outcome = await watch.send(RELAY, { payload: 'pulse' });
     assert.equal(outcome.kind, 'out', `the relay failed: ${JSON.stringify(outcome.msg['error'])}`);
-    assert.deepEqual(outcome.msg.payload, { output: 1, active: false });
+    assert.deepEqual(outcome.msg.payload, { output: 1, active: false, pulse: 500 });
     const reached = camera.reached(OUTPUT_PATH)[0];
     assert.ok(reached && reached.time - sent < 1000, `the pulse reached the device ${reached ? reached.time - sent : 'never'} ms after it was sent`);
     assert.equal(camera.dripping, 4, 'the relay did not wait for the snapshots');

@@ -678,8 +678,9 @@ describe('PTZ (lib) against the simulator', function () {
       assert.equal(cgiPtzPath(checkCgiPtz({ action: 'removeAllPresets' })), '/cgi-bin/operator/ptzconfig?removeallpreset');
     });
 
-    it('a device refusal is an error (go to a preset that does not exist)', async function () {
-      await expectRejection(cgiPtz(client, { action: 'gotoPreset', preset: 9 }), 'EHTTP');
+    it('a device refusal is an error (go to a preset that does not exist): 200 with # Error: is EDEVICE with its words', async function () {
+      const err = await expectRejection(cgiPtz(client, { action: 'gotoPreset', preset: 9 }), 'EDEVICE', /error going to preset 9/i);
+      assert.equal(err.deviceDesc, 'Error going to preset 9');
     });
 
     describe('bad input is EINPUT and sends nothing', function () {

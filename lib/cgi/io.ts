@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { IpcamError, inputError } from '../errors';
 import { idList, isBlank } from '../params';
 import type { DeviceClient } from '../transport/client';
+import { cgiExchange } from '../answer';
 import { buildCgiPath, parseKeyValues } from './codec';
 
 export const IO_KINDS = ['input', 'output'] as const;
@@ -68,9 +69,9 @@ export function parseIoLines(text: string): IoState[] {
 /** Reads the current states with `check` (answers like `input1=1`). */
 export async function checkIo(client: DeviceClient, kind: IoKind, ports: number[], signal?: AbortSignal): Promise<IoState[]> {
   if (ports.length === 0) throw inputError('Give the ports to check, e.g. 1,2');
-  const res = await client.request({ path: buildCgiPath(`/cgi-bin/admin/${checkKind(kind)}`, { check: ports.join(',') }), signal, control: true });
+  const res = await cgiExchange(client, { path: buildCgiPath(`/cgi-bin/admin/${checkKind(kind)}`, { check: ports.join(',') }), signal, control: true }, { what: `${kind} check` });
   const states: IoState[] = [];
-  for (const [key, value] of parseKeyValues(res.body)) {
+  for (const [key, value] of parseKeyValues(res.text)) {
     const port = /(\d+)$/.exec(key);
     if (!port || !/^[01]$/.test(value.trim())) continue;
     states.push({ port: Number(port[1]), active: value.trim() === '1', edge: null });

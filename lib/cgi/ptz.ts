@@ -3,7 +3,13 @@ import { echo } from '../echo';
 import { checkText, checkWhole } from '../params';
 import type { DeviceClient } from '../transport/client';
 import { checkDuration, TimedMoves } from '../timed-moves';
+import { cgiExchange } from '../answer';
 import { buildCgiPath, type CgiValue } from './codec';
+
+/** A CGI PTZ command through the one answer path: `# Error:` in a 200 is EDEVICE, never a move reported done. */
+function sendPtz(client: DeviceClient, path: string, signal?: AbortSignal): Promise<unknown> {
+  return cgiExchange(client, { path, ...(signal && { signal }), control: true }, { what: 'PTZ command' });
+}
 
 export const CGI_MOVES = ['home', 'up', 'down', 'left', 'right', 'upleft', 'upright', 'downleft', 'downright', 'stop', 'reset'] as const;
 export type CgiMove = (typeof CGI_MOVES)[number];
@@ -116,7 +122,7 @@ export function cgiPtzPath(c: CgiPtzCommand): string {
 /** One command, one request; no timing (a `duration` is the business of `CgiPtzMover`). */
 export async function cgiPtz(client: DeviceClient, input: unknown, signal?: AbortSignal): Promise<CgiPtzCommand> {
   const command = checkCgiPtz(input);
-  await client.request({ path: cgiPtzPath(command), signal, control: true });
+  await sendPtz(client, cgiPtzPath(command), signal);
   return command;
 }
 
@@ -138,7 +144,7 @@ export class CgiPtzMover extends TimedMoves {
     const timed = checked.action === 'move' && CGI_DIRECTIONS.includes(checked.move) && duration > 0;
     const command: CgiPtzCommand = timed ? { ...checked, continuous: true } : checked;
     if (!movesCamera(command)) {
-      await this.client.request({ path: cgiPtzPath(command), signal, control: true });
+      await sendPtz(this.client, cgiPtzPath(command), signal);
       return command;
     }
     const key = command.stream === undefined ? '' : String(command.stream);
@@ -146,10 +152,10 @@ export class CgiPtzMover extends TimedMoves {
     const leftMoving = command.action === 'move' && command.continuous === true;
     const stop = leftMoving
       ? async (via: DeviceClient): Promise<void> => {
-          await via.request({ path: stopPath, control: true });
+          await sendPtz(via, stopPath);
         }
       : undefined;
-    await this.command(key, stop, timed ? duration : 0, () => this.client.request({ path: cgiPtzPath(command), signal, control: true }));
+    await this.command(key, stop, timed ? duration : 0, () => sendPtz(this.client, cgiPtzPath(command), signal));
     return command;
   }
 }

@@ -2,6 +2,7 @@ import { IpcamError, inputError } from '../errors';
 import { echo } from '../echo';
 import { checkWhole, int, oneOf, text, withDefault } from '../params';
 import type { DeviceClient } from '../transport/client';
+import { cgiExchange } from '../answer';
 import { buildCgiPath } from './codec';
 import { checkIo } from './io';
 
@@ -23,6 +24,10 @@ export const SEQUENCE_MAX = 256;
 export interface RelayState {
   output: number;
   active: boolean;
+  /** A pulse: how long the relay was active (ms). */
+  pulse?: number;
+  /** A sequence: the action sent (`[relay]:<a>[<wait><a>...]`). */
+  sequence?: string;
 }
 
 /** What a relay node does with a message: Mode of its settings and the payload's override. */
@@ -150,7 +155,8 @@ export function checkSequence(value: unknown, output: number): { action: string;
 }
 
 async function sendAction(client: DeviceClient, action: string, signal?: AbortSignal): Promise<void> {
-  await client.request({ path: buildCgiPath('/cgi-bin/admin/output', { action }), signal, control: true });
+  // A refusal comes as HTTP 200 with `# Error: Error setting output`: EDEVICE, never a success.
+  await cgiExchange(client, { path: buildCgiPath('/cgi-bin/admin/output', { action }), signal, control: true }, { what: 'relay command' });
 }
 
 export async function setRelay(client: DeviceClient, output: number, active: boolean, signal?: AbortSignal): Promise<RelayState> {
@@ -160,14 +166,15 @@ export async function setRelay(client: DeviceClient, output: number, active: boo
 
 /** Active for `ms`, then inactive; the answer is the state it ends in. */
 export async function pulseRelay(client: DeviceClient, output: number, ms: unknown, signal?: AbortSignal): Promise<RelayState> {
-  await sendAction(client, `${checkOutput(output)}:${ACTIVE}${checkPulse(ms)}${INACTIVE}`, signal);
-  return { output, active: false };
+  const pulse = checkPulse(ms);
+  await sendAction(client, `${checkOutput(output)}:${ACTIVE}${pulse}${INACTIVE}`, signal);
+  return { output, active: false, pulse };
 }
 
 export async function runRelaySequence(client: DeviceClient, output: number, sequence: unknown, signal?: AbortSignal): Promise<RelayState> {
   const checked = checkSequence(sequence, checkOutput(output));
   await sendAction(client, checked.action, signal);
-  return { output: checked.output, active: checked.finalActive };
+  return { output: checked.output, active: checked.finalActive, sequence: checked.action };
 }
 
 export async function readRelay(client: DeviceClient, output: number, signal?: AbortSignal): Promise<RelayState> {

@@ -1,3 +1,4 @@
+import { cgiExchange } from '../answer';
 import { IpcamError, inputError } from '../errors';
 import { checkImage, type ImageType } from '../content-type';
 import { echo } from '../echo';
@@ -100,7 +101,8 @@ export async function takeSnapshot(client: DeviceClient, req: SnapshotRequest = 
   const { path } = checkSnapshotRequest(req);
   const xmlSource = req.source === 'xml';
   // GetSnapshot answers a failure document (with 200 or 400) where it has no picture to give.
-  const res = await client.request({ path, signal: req.signal, ...(xmlSource && { allowHttpError: true }) });
+  // A text answer with an error line (`# Error: ...` in a 200) is the device refusing: EDEVICE with its words.
+  const res = await cgiExchange(client, { path, signal: req.signal, ...(xmlSource && { allowHttpError: true }) }, { what: 'snapshot' });
   const checked = checkImage(res.body);
   if (xmlSource && !('type' in checked)) {
     const failure = failureDocument(res.body, res.status, client.secrets);

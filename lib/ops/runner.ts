@@ -4,13 +4,13 @@
  * EDEVICE) -> parse.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { buildCgiPath, cgiFailure } from '../cgi/codec';
+import { cgiExchange, xmlExchange } from '../answer';
+import { buildCgiPath } from '../cgi/codec';
 import { IpcamError, inputError } from '../errors';
 import { echo } from '../echo';
 import { secretValues } from '../params';
 import type { DeviceClient, RequestOptions } from '../transport/client';
-import { xmlCall } from '../xml/call';
-import type { CgiAnswer, OpClass, OpContext, OpRequest, OpResult, Operation } from './types';
+import type { OpClass, OpContext, OpRequest, OpResult, Operation } from './types';
 
 export interface RunOptions {
   signal?: AbortSignal;
@@ -28,31 +28,7 @@ export function targetOf(request: OpRequest): string {
   return buildCgiPath(request.path, request.query);
 }
 
-/** Text answers are read for error lines; pictures, archives and firmware are not. */
-function isText(contentType: string): boolean {
-  const type = contentType.split(';')[0]?.trim().toLowerCase() ?? '';
-  return type === '' || type.startsWith('text/');
-}
-
-/**
- * A CGI answer whose text is decoded when first read, and only then: a download, a backup or a
- * picture is handed on as its bytes and never becomes a string too (a 31 MiB file would be a
- * 62 MB string beside its Buffer).
- */
-export function cgiAnswer(status: number, contentType: string, headers: CgiAnswer['headers'], body: Buffer, secrets: readonly string[]): CgiAnswer {
-  let text: string | undefined;
-  return {
-    status,
-    contentType,
-    headers,
-    body,
-    secrets,
-    get text(): string {
-      text ??= body.toString('utf8');
-      return text;
-    },
-  };
-}
+export { cgiAnswer } from '../answer';
 
 export function contextFor(client: DeviceClient, options: RunOptions = {}): OpContext {
   const signal = options.signal;
@@ -75,20 +51,24 @@ export function contextFor(client: DeviceClient, options: RunOptions = {}): OpCo
         opts.upload = request.body.file;
       }
       if (request.onUpload) opts.onUpload = request.onUpload;
-      const res = await client.request(opts);
-      const secrets = [...client.secrets, ...carried, ...(request.secrets ?? [])];
-      if (res.status === 200 && !request.content && isText(res.contentType)) {
-        const failure = cgiFailure(res.body, { what: request.what ?? `request ${request.path}`, names: request.names ?? [], secrets });
-        if (failure) throw failure;
-      }
-      return cgiAnswer(res.status, res.contentType, res.headers, res.body, secrets);
+      if (request.control) opts.control = true;
+      return cgiExchange(client, opts, {
+        what: request.what ?? `request ${request.path}`,
+        names: request.names ?? [],
+        secrets: [...carried, ...(request.secrets ?? [])],
+        ...(request.content && { content: true }),
+        ...(request.groups && { groups: true }),
+      });
     },
     xml(request) {
-      return xmlCall(client, {
+      return xmlExchange(client, {
         path: targetOf(request),
         method: request.method ?? 'POST',
         ...(request.xml !== undefined && { body: request.xml }),
         ...(signal && { signal }),
+        ...(request.control && { control: true }),
+        ...(request.maxBytes !== undefined && { maxBytes: request.maxBytes }),
+        ...(request.maxElements !== undefined && { maxElements: request.maxElements }),
         secrets: [...carried, ...(request.secrets ?? [])],
       });
     },
