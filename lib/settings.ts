@@ -4,10 +4,10 @@
  * what `scripts/build.js` writes into the editor's generated rules file. A dialog marks a bad
  * value with exactly the limits the runtime enforces.
  */
-import { DETECTION_TYPES, IO_IDS, IO_KINDS } from './cgi/io';
-import { CGI_MOVES, PRESET_MAX, PRESET_NAME_FORBIDDEN, PRESET_NAME_MAX, TOUR_MAX } from './cgi/ptz';
-import { RELAY_SETTINGS } from './cgi/relay';
-import { SNAPSHOT_FORMATS, SNAPSHOT_SOURCES } from './cgi/snapshot';
+import { DETECTION_TYPES, IO_IDS, IO_KINDS } from './ops/io';
+import { CGI_MOVES, PRESET_MAX, PRESET_NAME_FORBIDDEN, PRESET_NAME_MAX, TOUR_MAX } from './ops/ptz-cgi';
+import { RELAY_SETTINGS } from './ops/relay';
+import { SNAPSHOT_FORMATS, SNAPSHOT_SOURCES } from './ops/snapshot';
 import { DEDUP_WINDOW_MAX_S } from './events/dedup';
 import { GROUPS_SETTING, LIST_TYPES } from './events/filter';
 import { EVENT_SERVER_SETTINGS } from './events/server';
@@ -15,10 +15,10 @@ import { int, oneOf, optional, text, withDefault, type FieldLimits, type Param }
 import { MAX_DURATION } from './timed-moves';
 import { HOST, PORT, TIMEOUT } from './transport/options';
 import { MAX_CHANNEL } from './xml/channel';
-import { PLATE_GROUP } from './xml/plate-input';
-import { DEFAULT_SPEED_RANGE, PTZ_ACTIONS } from './xml/ptz';
-import { XML_PTZ_COMMANDS } from './xml/ptz-mover';
-import { XML_CRUISE_ID, XML_PRESET_ID, XML_PRESET_NAME_MAX } from './xml/ptz-presets';
+import { PLATE_GROUP } from './ops/plate-input';
+import { DEFAULT_SPEED_RANGE, PTZ_ACTIONS } from './ops/ptz-xml';
+import { XML_PTZ_COMMANDS } from './ops/ptz-mover';
+import { XML_CRUISE_ID, XML_PRESET_ID, XML_PRESET_NAME_MAX } from './ops/ptz-presets';
 
 /** A channel setting: blank leaves the device's default. */
 const CHANNEL = optional(int({ min: 1, max: MAX_CHANNEL }));

@@ -1,6 +1,6 @@
 import { cgiExchange } from '../lib/answer';
 import { IpcamError, inputError } from '../lib/errors';
-import { DETECTION_STALL_TIMEOUT, detectionPath, parseIdList, parseLevels, type DetectionLevel, type DetectionType } from '../lib/cgi/io';
+import { DETECTION_STALL_TIMEOUT, detectionPath, parseIdList, parseLevels, type DetectionLevel, type DetectionType } from '../lib/ops/io';
 import { MultipartParser, boundaryOf } from '../lib/stream/multipart';
 import { handleInput } from './action';
 import type { Node, NodeAPI, NodeDef, NodeMessage } from './red';

@@ -1,12 +1,12 @@
 import { strict as assert } from 'node:assert';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CgiPtzMover, cgiPtz, cgiPtzPath, checkCgiPtz } from '../lib/cgi/ptz';
+import { CgiPtzMover, cgiPtz, cgiPtzPath, checkCgiPtz } from '../lib/ops/ptz-cgi';
 import { startSimulator, type PtzCommand, type RecordedRequest, type Simulator } from '../lib/simulator';
 import { DeviceClient } from '../lib/transport/client';
 import { parseXml } from '../lib/xml/codec';
-import { getPtzCaps, ptzControl, speedRange, type PtzAction } from '../lib/xml/ptz';
-import { PtzMover, type PtzMove } from '../lib/xml/ptz-mover';
-import { addPresetRequest, checkXmlPreset, cruisesRequest, deletePresetRequest, gotoPresetRequest, parsePtzList, presetsRequest, runCruiseRequest, stopCruiseRequest } from '../lib/xml/ptz-presets';
+import { getPtzCaps, ptzControl, speedRange, type PtzAction } from '../lib/ops/ptz-xml';
+import { PtzMover, type PtzMove } from '../lib/ops/ptz-mover';
+import { addPresetRequest, checkXmlPreset, cruisesRequest, deletePresetRequest, gotoPresetRequest, parsePtzList, presetsRequest, runCruiseRequest, stopCruiseRequest } from '../lib/ops/ptz-presets';
 import { IpcamError } from '../lib/errors';
 import { SIM_PASSWORD, SIM_USER, waitFor, expectRejection } from './helpers';
 

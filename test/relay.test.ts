@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { RELAY_SHORT_STRINGS, checkSequence, pulseRelay, readRelay, relayCommand, relayShortForm, runRelaySequence, setRelay } from '../lib/cgi/relay';
+import { RELAY_SHORT_STRINGS, checkSequence, pulseRelay, readRelay, relayCommand, relayShortForm, runRelaySequence, setRelay } from '../lib/ops/relay';
 import { IpcamError } from '../lib/errors';
 import { startSimulator, type RecordedRequest, type RelayChange, type Simulator } from '../lib/simulator';
 import { DeviceClient } from '../lib/transport/client';
@@ -258,7 +258,7 @@ describe('relay commands (short forms and the object form)', function () {
     });
   }
 
-  it('the README and the node help name exactly the strings lib/cgi/relay.ts accepts', function () {
+  it('the README and the node help name exactly the strings lib/ops/relay.ts accepts', function () {
     const readmeRow = readFileSync(join(PROJECT_ROOT, 'README.md'), 'utf8').split('\n').find((l) => l.startsWith('| relay |')) ?? '';
     const help = readFileSync(join(PROJECT_ROOT, 'locales', 'en-US', 'ipcam-relay.html'), 'utf8');
     const tip = readFileSync(join(PROJECT_ROOT, 'nodes', 'ipcam-relay.html'), 'utf8');

@@ -5,11 +5,11 @@
  */
 import { int, optional, shape, text, withDefault } from '../params';
 import { buildDocument, xml } from '../xml/codec';
-import { ALARM_STATUS_PATH, parseAlarmStatus } from '../xml/alarm-status';
+import { ALARM_STATUS_PATH, parseAlarmStatus } from './alarm-status';
 import { channelPath, MAX_CHANNEL } from '../xml/channel';
-import { DEVICE_INFO_PATH, parseDeviceInfo } from '../xml/device';
-import { explainHttpPostFailure, GET_HTTP_POST_PATH, HTTP_POST_PARAMS, httpPostDocument, parseHttpPostConfig, SET_HTTP_POST_PATH, type HttpPostParams } from '../xml/http-post';
-import { parsePtzCaps, ptzCapsPath } from '../xml/ptz';
+import { DEVICE_INFO_PATH, parseDeviceInfo } from './device-info';
+import { explainHttpPostFailure, GET_HTTP_POST_PATH, HTTP_POST_PARAMS, httpPostDocument, parseHttpPostConfig, SET_HTTP_POST_PATH, type HttpPostParams } from './http-post';
+import { parsePtzCaps, ptzCapsPath } from './ptz-xml';
 import { defineOp, type OpRequest, type Operation } from './types';
 
 export const CHANNEL = { min: 1, max: MAX_CHANNEL } as const;

@@ -1,6 +1,6 @@
 /**
  * Spec 4.2: device parameters (`param` list, update, add, remove). These entries are also the
- * library functions of lib/cgi/params.ts, which run them: one set of checks and builders.
+ * library functions of lib/ops/param-calls.ts, which run them: one set of checks and builders.
  */
 import { missingGroupOf, parseKeyValues } from '../cgi/codec';
 import { list, oneOf, optional, record, shape, text, withDefault, type Param } from '../params';

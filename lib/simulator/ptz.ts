@@ -1,5 +1,5 @@
 import { buildDocument, child, xml, type XmlNode } from '../xml/codec';
-import { XML_CRUISE_ID, XML_PRESET_ID, XML_PRESET_NAME_MAX } from '../xml/ptz-presets';
+import { XML_CRUISE_ID, XML_PRESET_ID, XML_PRESET_NAME_MAX } from '../ops/ptz-presets';
 import type { Route, SimContext } from './context';
 import { sendRefusal, sendText, sendXml, sendXmlStatus, sendXmlSuccess, xmlBody } from './respond';
 
@@ -130,7 +130,7 @@ export class SimulatedPtz {
   /**
    * XML presets and cruises (field notes): `presetInfo` / `cruiseInfo` documents with an `id`
    * or a `name`, lists with the id as an attribute; `[/channel]` on every one. Checked with the
-   * limits of lib/xml/ptz-presets.
+   * limits of lib/ops/ptz-presets.
    */
   private xmlPreset(ctx: SimContext, operation: string, rest: string[]): true {
     if (rest.length > 1) return xmlFail(ctx, 1, 'Invalid Request');

@@ -3,7 +3,7 @@ import { IpcamError, inputError } from '../errors';
 import { idList, isBlank } from '../params';
 import type { DeviceClient } from '../transport/client';
 import { cgiExchange } from '../answer';
-import { buildCgiPath, parseKeyValues } from './codec';
+import { buildCgiPath, parseKeyValues } from '../cgi/codec';
 
 export const IO_KINDS = ['input', 'output'] as const;
 export type IoKind = (typeof IO_KINDS)[number];

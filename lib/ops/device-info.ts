@@ -1,7 +1,7 @@
 import { withoutEmpty } from '../object';
 import type { DeviceClient } from '../transport/client';
-import { child, toTyped, type XmlElement, type XmlValue } from './codec';
-import { xmlCall } from './call';
+import { child, toTyped, type XmlElement, type XmlValue } from '../xml/codec';
+import { xmlCall } from '../xml/call';
 
 /** GetDeviceInfo: asked with GET, no body (spec 4.7). */
 export const DEVICE_INFO_PATH = '/GetDeviceInfo';

@@ -7,7 +7,7 @@ import type { DeviceClient } from '../transport/client';
 import { channelPath } from '../xml/channel';
 import { parseXml } from '../xml/codec';
 import { failureOf } from '../xml/device-errors';
-import { buildCgiPath, type CgiValue } from './codec';
+import { buildCgiPath, type CgiValue } from '../cgi/codec';
 
 export const SNAPSHOT_SOURCES = ['jpg', 'cgi', 'xml'] as const;
 /** How a snapshot node hands the image on: a Buffer, base64 text or a data URL. */

@@ -2,9 +2,9 @@ import { recordField, WalkBudget } from '../budgets';
 import { IpcamError, inputError } from '../errors';
 import { checkWhole } from '../params';
 import type { DeviceClient } from '../transport/client';
-import { xmlCall } from './call';
-import { buildDocument, child, items, xml, type XmlElement, type XmlNode } from './codec';
-import { deviceErrorText } from './device-errors';
+import { xmlCall } from '../xml/call';
+import { buildDocument, child, items, xml, type XmlElement, type XmlNode } from '../xml/codec';
+import { deviceErrorText } from '../xml/device-errors';
 import { checkGroup, checkPlate, checkPlateList, hasDetails, MAX_PLATES, type CheckedPlate, type PlateInput } from './plate-input';
 
 /** A plate as the device stores it. */

@@ -1,10 +1,10 @@
 import { IpcamError, inputError } from '../errors';
 import type { DeviceClient } from '../transport/client';
-import { xmlCall } from './call';
+import { xmlCall } from '../xml/call';
 import { echo } from '../echo';
 import { checkWhole } from '../params';
-import { checkChannel as checkChannelId } from './channel';
-import { buildDocument, child, path, toTyped, xml, type XmlElement, type XmlValue } from './codec';
+import { checkChannel as checkChannelId } from '../xml/channel';
+import { buildDocument, child, path, toTyped, xml, type XmlElement, type XmlValue } from '../xml/codec';
 
 /** The 15 actions of PtzControl. */
 export const PTZ_ACTIONS = [

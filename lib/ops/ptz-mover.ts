@@ -2,8 +2,8 @@ import { IpcamError, inputError } from '../errors';
 import { echo } from '../echo';
 import { checkDuration, TimedMoves } from '../timed-moves';
 import type { DeviceClient } from '../transport/client';
-import { xmlCall } from './call';
-import { checkChannel, checkSpeed, DEFAULT_SPEED_RANGE, PTZ_ACTIONS, ptzAction, ptzControl, speedRange, type PtzAction } from './ptz';
+import { xmlCall } from '../xml/call';
+import { checkChannel, checkSpeed, DEFAULT_SPEED_RANGE, PTZ_ACTIONS, ptzAction, ptzControl, speedRange, type PtzAction } from './ptz-xml';
 import {
   addPresetRequest,
   checkXmlPreset,

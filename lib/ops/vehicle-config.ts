@@ -2,9 +2,9 @@ import { IpcamError, inputError } from '../errors';
 import { echo } from '../echo';
 import { checkText, checkWhole } from '../params';
 import type { DeviceClient } from '../transport/client';
-import { xmlCall } from './call';
-import { channelPath } from './channel';
-import { buildDocument, child, elementToNode, items, path, type XmlElement } from './codec';
+import { xmlCall } from '../xml/call';
+import { channelPath } from '../xml/channel';
+import { buildDocument, child, elementToNode, items, path, type XmlElement } from '../xml/codec';
 
 /** Plate recognition settings of one channel, typed. */
 export interface VehicleConfig {

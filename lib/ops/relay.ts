@@ -3,7 +3,7 @@ import { echo } from '../echo';
 import { checkWhole, int, oneOf, text, withDefault } from '../params';
 import type { DeviceClient } from '../transport/client';
 import { cgiExchange } from '../answer';
-import { buildCgiPath } from './codec';
+import { buildCgiPath } from '../cgi/codec';
 import { checkIo } from './io';
 
 /** Output action characters: `/` active, `\` inactive (sent as `%5C`). */

@@ -4,7 +4,7 @@ import { checkText, checkWhole } from '../params';
 import type { DeviceClient } from '../transport/client';
 import { checkDuration, TimedMoves } from '../timed-moves';
 import { cgiExchange } from '../answer';
-import { buildCgiPath, type CgiValue } from './codec';
+import { buildCgiPath, type CgiValue } from '../cgi/codec';
 
 /** A CGI PTZ command through the one answer path: `# Error:` in a 200 is EDEVICE, never a move reported done. */
 function sendPtz(client: DeviceClient, path: string, signal?: AbortSignal): Promise<unknown> {

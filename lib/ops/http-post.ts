@@ -8,8 +8,8 @@ import { IpcamError, inputError } from '../errors';
 import { echo } from '../echo';
 import { bool, int, shape, text, withDefault, type Param, type ShapeValue } from '../params';
 import type { DeviceClient } from '../transport/client';
-import { xmlCall } from './call';
-import { buildDocument, child, toTyped, xml, type XmlElement, type XmlValue } from './codec';
+import { xmlCall } from '../xml/call';
+import { buildDocument, child, toTyped, xml, type XmlElement, type XmlValue } from '../xml/codec';
 
 /** Where the device posts its events (SetHttpPostConfig). */
 export interface HttpPostTarget {
