@@ -52,6 +52,7 @@ export function contextFor(client: DeviceClient, options: RunOptions = {}): OpCo
       }
       if (request.onUpload) opts.onUpload = request.onUpload;
       if (request.control) opts.control = true;
+      if (request.allowHttpError) opts.allowHttpError = true;
       return cgiExchange(client, opts, {
         what: request.what ?? `request ${request.path}`,
         names: request.names ?? [],

@@ -60,6 +60,8 @@ export interface OpRequest {
   maxElements?: number;
   /** A parameter list: leading missing-group error lines are no refusal (see `AnswerContext.groups`). */
   groups?: boolean;
+  /** Non-2xx answers are handed to the parser (GetSnapshot's failure documents come with 400), not `EHTTP`. */
+  allowHttpError?: boolean;
 }
 
 /** What an operation gives: `payload`, and message fields beside it. */
