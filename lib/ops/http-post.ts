@@ -8,7 +8,7 @@ import { IpcamError, inputError } from '../errors';
 import { echo } from '../echo';
 import { bool, int, shape, text, withDefault, type Param, type ShapeValue } from '../params';
 import type { DeviceClient } from '../transport/client';
-import { xmlCall } from '../xml/call';
+import { sendXml } from './runner';
 import { buildDocument, child, toTyped, xml, type XmlElement, type XmlValue } from '../xml/codec';
 
 /** Where the device posts its events (SetHttpPostConfig). */
@@ -138,7 +138,7 @@ export async function setHttpPostConfig(client: DeviceClient, target: HttpPostTa
   const t = checkHttpPostTarget(target);
   const body = httpPostDocument({ server: t.serverIp, port: t.serverPort, path: t.path, keepalive: t.keepalive, enabled: t.enabled });
   try {
-    await xmlCall(client, { path: SET_HTTP_POST_PATH, body, signal });
+    await sendXml(client, { path: SET_HTTP_POST_PATH, xml: body }, signal);
   } catch (err) {
     throw explainHttpPostFailure(err);
   }

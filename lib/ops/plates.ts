@@ -2,7 +2,7 @@ import { recordField, WalkBudget } from '../budgets';
 import { IpcamError, inputError } from '../errors';
 import { checkWhole } from '../params';
 import type { DeviceClient } from '../transport/client';
-import { xmlCall } from '../xml/call';
+import { sendXml } from './runner';
 import { buildDocument, child, items, xml, type XmlElement, type XmlNode } from '../xml/codec';
 import { deviceErrorText } from '../xml/device-errors';
 import { checkGroup, checkPlate, checkPlateList, hasDetails, MAX_PLATES, type CheckedPlate, type PlateInput } from './plate-input';
@@ -110,7 +110,7 @@ async function addBatch(client: DeviceClient, batch: CheckedPlate[], signal?: Ab
       MAX_PLATES_PER_ADD,
     ),
   ]);
-  const root = await xmlCall(client, { path: '/AddLicensePlates', body, signal });
+  const root = await sendXml(client, { path: '/AddLicensePlates', xml: body }, signal);
   const codes = new Map<number, number>();
   for (const item of items(child(root, 'licensePlatesReply'))) {
     const index = Number(child(item, 'index')?.text);
@@ -207,7 +207,7 @@ async function queryPage(client: DeviceClient, group: string, resultOffset: numb
   ]);
   let root: XmlElement;
   try {
-    root = await xmlCall(client, { path: '/GetLicensePlates', body, signal, maxBytes: PLATE_PAGE_MAX_BYTES, maxElements: PLATE_PAGE_MAX_ELEMENTS });
+    root = await sendXml(client, { path: '/GetLicensePlates', xml: body, maxBytes: PLATE_PAGE_MAX_BYTES, maxElements: PLATE_PAGE_MAX_ELEMENTS }, signal);
   } catch (err) {
     // Spec: an empty database answers errorCode 20; that is an empty list, not a failure. After
     // the first page it only says there is nothing more, not that the group is empty.
@@ -251,7 +251,7 @@ export async function modifyPlate(client: DeviceClient, input: unknown, opts: Ca
   if (plate.phone !== undefined) fields.push(xml.str('telephone', plate.phone));
   if (plate.begin !== undefined) fields.push(xml.str('beginTime', plate.begin));
   if (plate.end !== undefined) fields.push(xml.str('endTime', plate.end));
-  await xmlCall(client, { path: '/ModifyLicensePlate', body: buildDocument(PLATE_VERSION, [xml.el('licensePlate', fields)]), signal: opts.signal });
+  await sendXml(client, { path: '/ModifyLicensePlate', xml: buildDocument(PLATE_VERSION, [xml.el('licensePlate', fields)]) }, opts.signal);
   return { plate: plate.plate, group: plate.group, ok: true };
 }
 
@@ -267,7 +267,7 @@ export async function deletePlates(client: DeviceClient, input: unknown, opts: B
 async function deleteOne(client: DeviceClient, plate: CheckedPlate, signal?: AbortSignal): Promise<PlateResult> {
   const body = buildDocument(PLATE_VERSION, [xml.el('deleteAction', [xml.str('licensePlateNumber', plate.plate), xml.str('groupId', plate.group)])]);
   try {
-    await xmlCall(client, { path: '/DeleteLicensePlate', body, signal });
+    await sendXml(client, { path: '/DeleteLicensePlate', xml: body }, signal);
     return succeeded(plate);
   } catch (err) {
     if (!plateError(err)) throw err;

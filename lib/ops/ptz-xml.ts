@@ -1,6 +1,6 @@
 import { IpcamError, inputError } from '../errors';
 import type { DeviceClient } from '../transport/client';
-import { xmlCall } from '../xml/call';
+import { sendXml } from './runner';
 import { echo } from '../echo';
 import { checkWhole } from '../params';
 import { checkChannel as checkChannelId } from '../xml/channel';
@@ -80,7 +80,7 @@ export function parsePtzCaps(root: XmlElement): PtzCaps {
 
 /** PtzGetCaps: the speed range of a channel. */
 export async function getPtzCaps(client: DeviceClient, channel = 1, signal?: AbortSignal): Promise<SpeedRange> {
-  const caps = parsePtzCaps(await xmlCall(client, { path: ptzCapsPath(channel), signal, control: true }));
+  const caps = parsePtzCaps(await sendXml(client, { path: ptzCapsPath(channel), control: true }, signal));
   return { min: caps.minSpeed, max: caps.maxSpeed };
 }
 
@@ -108,5 +108,5 @@ export function speedRange(client: DeviceClient, channel: number): Promise<Speed
 /** PtzControl: `/PtzControl/<channel>/<action>` with `actionInfo/speed`. */
 export async function ptzControl(client: DeviceClient, action: PtzAction, speed: number, channel = 1, signal?: AbortSignal): Promise<void> {
   const body = buildDocument('1.0', [xml.uint('speed', speed)], 'actionInfo');
-  await xmlCall(client, { path: `/PtzControl/${checkChannel(channel)}/${action}`, body, signal, control: true });
+  await sendXml(client, { path: `/PtzControl/${checkChannel(channel)}/${action}`, xml: body, control: true }, signal);
 }

@@ -10,6 +10,7 @@ import { IpcamError, inputError } from '../errors';
 import { echo } from '../echo';
 import { secretValues } from '../params';
 import type { DeviceClient, RequestOptions } from '../transport/client';
+import type { XmlElement } from '../xml/codec';
 import type { OpClass, OpContext, OpRequest, OpResult, Operation } from './types';
 
 export interface RunOptions {
@@ -82,6 +83,14 @@ export function contextFor(client: DeviceClient, options: RunOptions = {}): OpCo
       });
     },
   };
+}
+
+/**
+ * One XML exchange of a library call (plates, PTZ, vehicle config, device info, HTTP post
+ * config) through the runner: the same send, answer path and error mapping as every operation.
+ */
+export function sendXml(client: DeviceClient, request: OpRequest, signal?: AbortSignal): Promise<XmlElement> {
+  return contextFor(client, signal ? { signal } : {}).xml(request);
 }
 
 /**

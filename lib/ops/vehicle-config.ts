@@ -2,7 +2,7 @@ import { IpcamError, inputError } from '../errors';
 import { echo } from '../echo';
 import { checkText, checkWhole } from '../params';
 import type { DeviceClient } from '../transport/client';
-import { xmlCall } from '../xml/call';
+import { sendXml } from './runner';
 import { channelPath } from '../xml/channel';
 import { buildDocument, child, elementToNode, items, path, type XmlElement } from '../xml/codec';
 
@@ -69,7 +69,7 @@ export async function setVehicleConfig(client: DeviceClient, change: unknown, op
   checkOffered(toConfig(root), wanted);
   apply(vehicle, wanted);
   const body = buildDocument(root.attrs['version'] ?? CONFIG_VERSION, [elementToNode(vehicle)]);
-  await xmlCall(client, { path: setPath, body, signal: opts.signal });
+  await sendXml(client, { path: setPath, xml: body }, opts.signal);
   // What the device now holds, not what was sent: firmware may round or refuse silently.
   return getVehicleConfig(client, opts);
 }
@@ -90,7 +90,7 @@ function checkOffered(current: VehicleConfig, wanted: VehicleConfigChange): void
 async function readDocument(client: DeviceClient, opts: CallOptions): Promise<XmlElement> {
   const route = channelPath('/GetSmartVehicleConfig', opts.channel);
   try {
-    return await xmlCall(client, { path: route, signal: opts.signal });
+    return await sendXml(client, { path: route }, opts.signal);
   } catch (err) {
     // Field notes: API 2.1 firmware answers the old command with HTTP 400 / errorCode 1.
     const unsupported = err instanceof IpcamError && ((err.code === 'EDEVICE' && err.deviceCode === 1) || (err.code === 'EHTTP' && err.status === 400));
