@@ -7,7 +7,11 @@
  * and against a fake device answering in the real forms (test/refusing-device.ts).
  */
 import { strict as assert } from 'node:assert';
+import { once } from 'node:events';
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { openStreamChecked } from '../lib/answer';
 import { startSimulator, type Simulator } from '../lib/simulator';
 import { StreamSupervisor, type StreamState } from '../lib/stream/supervisor';
 import { DeviceClient } from '../lib/transport/client';
@@ -282,6 +286,76 @@ describe('refused commands and parameter answers (issue 23 items 1 and 4)', func
         assert.deepEqual(msg.payload, { 'Image.I0.Text.String': 'Entrée', 'Image.I0.Text.Position': 'top', 'Network.eth0.IPAddress': '192.168.1.90' });
         assert.deepEqual(msg['missing'], ['Nothing', 'Other']);
       });
+    });
+  });
+
+  describe('a refusal that never ends (a hostile device)', function () {
+    let server: ReturnType<typeof createServer> | undefined;
+    const sockets = new Set<Socket>();
+    const open: ServerResponse[] = [];
+
+    afterEach(async function () {
+      for (const res of open) res.destroy();
+      open.length = 0;
+      server?.closeAllConnections();
+      await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+      server = undefined;
+    });
+
+    /** Answers 200 text/plain with an error line that drips, one byte at a time, and never ends. */
+    async function dripping(): Promise<number> {
+      server = createServer((_req, res) => {
+        open.push(res);
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        const text = '# Error: Error -2 starting monitor';
+        let at = 0;
+        const timer = setInterval(() => {
+          if (at < text.length) res.write(text[at++] as string);
+        }, 20);
+        res.on('close', () => clearInterval(timer));
+      });
+      server.on('connection', (socket: Socket) => {
+        sockets.add(socket);
+        socket.on('close', () => sockets.delete(socket));
+      });
+      server.listen(0, '127.0.0.1');
+      await once(server, 'listening');
+      return (server.address() as AddressInfo).port;
+    }
+
+    it('is read for the device timeout at most, then closed: EDEVICE with what came, the socket released', async function () {
+      const port = await dripping();
+      const client = new DeviceClient({ host: '127.0.0.1', port, timeout: 1500 });
+      try {
+        const started = Date.now();
+        let caught: unknown;
+        await openStreamChecked(client, { path: '/cgi-bin/admin/input?monitor=1' }, { what: 'stream /cgi-bin/admin/input' }).catch((err: unknown) => (caught = err));
+        assert.ok(caught && (caught as IpcamError).code === 'EDEVICE', String(caught));
+        assert.match((caught as IpcamError).deviceDesc ?? '', /^Error/);
+        assert.ok(Date.now() - started < 4000, `took ${Date.now() - started} ms`);
+        await waitFor('the socket closed', () => sockets.size === 0);
+      } finally {
+        await client.close();
+      }
+    });
+
+    it('a stop while the refusal drips ends the read at once', async function () {
+      const port = await dripping();
+      const client = new DeviceClient({ host: '127.0.0.1', port, timeout: 20_000 });
+      const controller = new AbortController();
+      try {
+        const started = Date.now();
+        const opened = openStreamChecked(client, { path: '/cgi-bin/admin/input?monitor=1', signal: controller.signal }, { what: 'stream' }).catch((err: unknown) => err);
+        await waitFor('the answer begun', () => sockets.size === 1);
+        await sleep(100);
+        controller.abort();
+        const err = await opened;
+        assert.ok(err instanceof Error, String(err));
+        assert.ok(Date.now() - started < 3000, `took ${Date.now() - started} ms`);
+        await waitFor('the socket closed', () => sockets.size === 0);
+      } finally {
+        await client.close();
+      }
     });
   });
 });
