@@ -11,7 +11,7 @@ import { once } from 'node:events';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { openStreamChecked } from '../lib/answer';
+import { charsetOf, decodeText, openStreamChecked } from '../lib/answer';
 import { startSimulator, type Simulator } from '../lib/simulator';
 import { StreamSupervisor, type StreamState } from '../lib/stream/supervisor';
 import { DeviceClient } from '../lib/transport/client';
@@ -355,6 +355,21 @@ describe('refused commands and parameter answers (issue 23 items 1 and 4)', func
         await waitFor('the socket closed', () => sockets.size === 0);
       } finally {
         await client.close();
+      }
+    });
+  });
+
+  describe('text answers decoded by their declared charset', function () {
+    it('ISO-8859-1 (and its aliases) and windows-1252 by their table, UTF-8 otherwise', function () {
+      const latin1 = Buffer.from('Entr\xe9e', 'latin1');
+      for (const type of ['text/plain; charset=iso-8859-1', 'text/plain;charset="ISO-8859-1"', 'text/plain; charset=latin1', 'text/plain; charset=windows-1252', 'text/plain; charset=cp1252']) {
+        assert.equal(decodeText(latin1, type), 'Entrée', type);
+      }
+      // windows-1252 has characters where ISO-8859-1 has C1 controls (0x80 is the euro sign).
+      assert.equal(decodeText(Buffer.from([0x80]), 'text/plain; charset=windows-1252'), '\u20ac');
+      for (const type of ['text/plain', 'text/plain; charset=utf-8', 'text/plain; charset=unknown-thing', '']) {
+        assert.equal(charsetOf(type), 'utf-8', type);
+        assert.equal(decodeText(Buffer.from('Entrée', 'utf8'), type), 'Entrée', type);
       }
     });
   });
