@@ -155,7 +155,11 @@ describe('refused commands and parameter answers (issue 23 items 1 and 4)', func
         const w = await deploy(target, { id: NODE, type: 'ipcam-input-monitor', name: '', device: DEVICE, kind: 'input', ports: '1' });
         // The fake device refuses the monitor stream too: that failure reaches the Catch node first.
         if (device) await waitFor('the stream refused', () => w.messages.length > 0);
-        else await waitFor('the stream connected', () => w.statuses(NODE).some((s) => s.text === 'connected'));
+        else {
+          // The first state of input 1 (from the stream and the read after the connect) comes out first.
+          await waitFor('the stream connected and the first state out', () => w.statuses(NODE).some((s) => s.text === 'connected') && w.messages.length > 0);
+          await sleep(300);
+        }
         w.messages.length = 0;
         await target.refuse('refuseCheck');
         assertRefused(w, await w.expectCaught(NODE, { payload: 'check' }), target.checkWords);
