@@ -57,11 +57,20 @@ export function charsetOf(contentType: string): 'utf-8' | 'windows-1252' {
   return match && SINGLE_BYTE.test(match[1] as string) ? 'windows-1252' : 'utf-8';
 }
 
-const DECODERS = { 'utf-8': new TextDecoder('utf-8'), 'windows-1252': new TextDecoder('windows-1252') } as const;
+const UTF8 = new TextDecoder('utf-8');
+/**
+ * windows-1252 where it differs from ISO-8859-1 (0x80-0x9F), as WHATWG decodes both labels. Node's
+ * own `windows-1252` decoder gives these bytes as C1 controls, so the table is ours.
+ */
+const CP1252_HIGH = [
+  0x20ac, 0x81, 0x201a, 0x192, 0x201e, 0x2026, 0x2020, 0x2021, 0x2c6, 0x2030, 0x160, 0x2039, 0x152, 0x8d, 0x17d, 0x8f,
+  0x90, 0x2018, 0x2019, 0x201c, 0x201d, 0x2022, 0x2013, 0x2014, 0x2dc, 0x2122, 0x161, 0x203a, 0x153, 0x9d, 0x17e, 0x178,
+].map((code) => String.fromCharCode(code));
 
 /** A text answer decoded by its declared charset (field notes: some answers are ISO-8859-1). */
 export function decodeText(body: Buffer, contentType: string): string {
-  return DECODERS[charsetOf(contentType)].decode(body);
+  if (charsetOf(contentType) === 'utf-8') return UTF8.decode(body);
+  return body.toString('latin1').replace(/[\x80-\x9f]/g, (c) => CP1252_HIGH[c.charCodeAt(0) - 0x80] as string);
 }
 
 /** Text answers are read for error lines; pictures, archives, firmware and multipart streams are not. */
