@@ -1,7 +1,7 @@
 /**
- * The one runner of the operation table: validate (EINPUT, nothing sent) -> send through the
- * device client -> map errors (a CGI error line in a 200 answer and an XML failure document are
- * EDEVICE) -> parse.
+ * The one runner of the operation table: validate (EINPUT, nothing sent) -> send through the one
+ * answer path (lib/answer.ts) -> map errors (a CGI error line in a 200 answer and an XML failure
+ * document are EDEVICE) -> parse.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { cgiExchange, xmlExchange } from '../answer';
