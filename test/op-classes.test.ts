@@ -128,7 +128,7 @@ describe("the nodes' own device calls (issue 23: one home per device call)", fun
       assert.ok(!REQUEST_OPERATIONS.has(name), `${name} is offered by ipcam-request too`);
       assert.throws(() => chooseOperation(REQUEST_OPERATIONS, 'msg', name), /Unknown operation/);
     }
-    for (const name of ['relaySwitch', 'relayPulse', 'relaySequence', 'ioCheck', 'detectionReading', 'cgiPtz', 'snapshot', 'addPlates', 'queryPlates', 'modifyPlate', 'deletePlates', 'getVehicleConfig', 'setVehicleConfig']) {
+    for (const name of ['relaySwitch', 'relayPulse', 'relaySequence', 'ioCheck', 'detectionReading', 'cgiPtz', 'ptzControl', 'snapshot', 'addPlates', 'queryPlates', 'modifyPlate', 'deletePlates', 'getVehicleConfig', 'setVehicleConfig']) {
       assert.ok(NODE_OPERATIONS.has(name), `${name} is missing`);
     }
     assert.equal(NODE_OPERATIONS.get('ioCheck')?.class, 'read');

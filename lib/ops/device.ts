@@ -8,7 +8,7 @@ import { buildDocument, xml } from '../xml/codec';
 import { ALARM_STATUS_PATH, parseAlarmStatus } from './alarm-status';
 import { channelPath, MAX_CHANNEL } from '../xml/channel';
 import { DEVICE_INFO_PATH, parseDeviceInfo } from './device-info';
-import { explainHttpPostFailure, GET_HTTP_POST_PATH, HTTP_POST_PARAMS, httpPostDocument, parseHttpPostConfig, SET_HTTP_POST_PATH, type HttpPostParams } from './http-post';
+import { GET_HTTP_POST_PATH, parseHttpPostConfig, setHttpPostConfigOp } from './http-post';
 import { parsePtzCaps, ptzCapsPath } from './ptz-xml';
 import { defineOp, type OpRequest, type Operation } from './types';
 
@@ -65,27 +65,8 @@ export const getHttpPostConfig = defineOp({
   parse: (root) => ({ payload: parseHttpPostConfig(root) }),
 });
 
-/** The SetHttpPostConfig request of checked parameters. */
-export function setHttpPostRequest(p: HttpPostParams): OpRequest {
-  return { path: SET_HTTP_POST_PATH, xml: httpPostDocument(p) };
-}
-
-export const setHttpPostConfig = defineOp({
-  name: 'setHttpPostConfig',
-  api: 'xml',
-  access: 'admin',
-  class: 'outbound',
-  summary: 'Points the device\'s event posts at a server (cameras; recorders set this in their web page)',
-  params: HTTP_POST_PARAMS,
-  async run(ctx, p) {
-    try {
-      await ctx.xml(setHttpPostRequest(p));
-    } catch (err) {
-      throw explainHttpPostFailure(err);
-    }
-    return { payload: { enabled: p.enabled, server: p.server, port: p.port, path: p.path, keepalive: p.keepalive } };
-  },
-});
+/** The entry lives with the HTTP post config (lib/ops/http-post.ts), whose library function runs it too. */
+export { setHttpPostConfigOp as setHttpPostConfig } from './http-post';
 
 const MODIFY_PASSWORD_PARAMS = shape({
   newPassword: text({ max: PASSWORD_MAX, xml: true, secret: true }),
@@ -115,4 +96,4 @@ export const modifyPassword = defineOp({
   },
 });
 
-export const DEVICE_OPERATIONS: readonly Operation[] = [getDeviceInfo, getAlarmStatus, getPtzCaps, getHttpPostConfig, setHttpPostConfig, modifyPassword];
+export const DEVICE_OPERATIONS: readonly Operation[] = [getDeviceInfo, getAlarmStatus, getPtzCaps, getHttpPostConfig, setHttpPostConfigOp, modifyPassword];

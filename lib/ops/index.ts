@@ -15,6 +15,7 @@ import type { Operation } from './types';
 import { IO_OPERATIONS } from './io';
 import { PLATE_OPERATIONS } from './plates';
 import { CGI_PTZ_OPERATIONS } from './ptz-cgi';
+import { XML_PTZ_OPERATIONS } from './ptz-xml';
 import { RELAY_OPERATIONS } from './relay';
 import { SNAPSHOT_OPERATIONS } from './snapshot';
 import { VEHICLE_CONFIG_OPERATIONS } from './vehicle-config';
@@ -50,6 +51,7 @@ export const NODE_OPERATIONS = tableOf([
   ...RELAY_OPERATIONS,
   ...IO_OPERATIONS,
   ...CGI_PTZ_OPERATIONS,
+  ...XML_PTZ_OPERATIONS,
   ...SNAPSHOT_OPERATIONS,
   ...PLATE_OPERATIONS,
   ...VEHICLE_CONFIG_OPERATIONS,

@@ -1,8 +1,9 @@
 import { IpcamError, inputError } from '../errors';
 import type { DeviceClient } from '../transport/client';
-import { sendXml } from './runner';
+import { runOperation, sendXml } from './runner';
+import { defineOp, type Operation } from './types';
 import { echo } from '../echo';
-import { checkWhole } from '../params';
+import { checkWhole, type Param } from '../params';
 import { checkChannel as checkChannelId } from '../xml/channel';
 import { buildDocument, child, path, toTyped, xml, type XmlElement, type XmlValue } from '../xml/codec';
 
@@ -105,8 +106,39 @@ export function speedRange(client: DeviceClient, channel: number): Promise<Speed
   return range;
 }
 
-/** PtzControl: `/PtzControl/<channel>/<action>` with `actionInfo/speed`. */
+/** A PtzControl command: the action, a speed the mover has checked against the device's range, the channel. */
+interface PtzControlCommand {
+  action: PtzAction;
+  speed: number;
+  channel: number;
+}
+
+/** Speeds are checked against the device's own range (`speedRange`) before they get here; this bound is the wire's. */
+const SPEED_MAX = 255;
+
+const controlParam: Param<PtzControlCommand> = {
+  limits: { type: 'object', fields: {} },
+  parse(value) {
+    const fields = (typeof value === 'object' && value !== null ? value : {}) as Record<string, unknown>;
+    return { action: ptzAction(fields['action']), speed: checkWhole(fields['speed'], 'Speed', 0, SPEED_MAX), channel: checkChannel(fields['channel'] ?? 1) };
+  },
+};
+
+/** PtzControl: `/PtzControl/<channel>/<action>` with `actionInfo/speed`, on the control lane. */
+export const ptzControlOp = defineOp({
+  name: 'ptzControl',
+  api: 'xml',
+  access: 'operator',
+  class: 'change',
+  summary: 'One PTZ move, zoom, focus or iris command of the XML interface (PtzControl)',
+  params: controlParam,
+  request: (c) => ({ path: `/PtzControl/${c.channel}/${c.action}`, xml: buildDocument('1.0', [xml.uint('speed', c.speed)], 'actionInfo'), control: true }),
+  parse: (_root, c) => ({ payload: c }),
+});
+
+/** The XML PTZ calls of ipcam-ptz run as entries; not offered by ipcam-request. */
+export const XML_PTZ_OPERATIONS: readonly Operation[] = [ptzControlOp];
+
 export async function ptzControl(client: DeviceClient, action: PtzAction, speed: number, channel = 1, signal?: AbortSignal): Promise<void> {
-  const body = buildDocument('1.0', [xml.uint('speed', speed)], 'actionInfo');
-  await sendXml(client, { path: `/PtzControl/${checkChannel(channel)}/${action}`, xml: body, control: true }, signal);
+  await runOperation(client, ptzControlOp, { action, speed, channel }, signal ? { signal } : {});
 }
