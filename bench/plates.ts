@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Simulator } from '../lib/simulator';
 import { DeviceClient } from '../lib/transport/client';
-import { addPlates, queryPlates } from '../lib/xml/plates';
+import { addPlates, queryPlates } from '../lib/ops/plates';
 import { PASSWORD, USER } from './measure';
 
 const COUNT = 10_000;

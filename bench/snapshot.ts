@@ -10,7 +10,7 @@
 import { Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
-import { takeSnapshot } from '../lib/cgi/snapshot';
+import { takeSnapshot } from '../lib/ops/snapshot';
 import { parseChallenges } from '../lib/transport/challenge';
 import { DeviceClient } from '../lib/transport/client';
 import { digestResponse, formatNonceCount } from '../lib/transport/digest';

@@ -11,7 +11,7 @@ import type { Writable } from 'node:stream';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import * as Multipasta from 'multipasta';
-import { ioMonitorPath, parseIoLines } from '../lib/cgi/io';
+import { ioMonitorPath, parseIoLines } from '../lib/ops/io';
 import type { Simulator } from '../lib/simulator';
 import { MultipartParser } from '../lib/stream/multipart';
 import { StreamSupervisor } from '../lib/stream/supervisor';

@@ -8,7 +8,7 @@ import { buildPlateEvent, buildTrackingPost } from '../lib/simulator/events';
 import { PLATE_JPEG, SNAPSHOT_JPEG } from '../lib/simulator/images';
 import { DeviceClient } from '../lib/transport/client';
 import { buildDocument, parseXml, xml, XML_PARSER_OPTIONS } from '../lib/xml/codec';
-import { QUERY_PAGE } from '../lib/xml/plates';
+import { QUERY_PAGE } from '../lib/ops/plates';
 import { jpegGrownTo } from '../test/helpers';
 import { PASSWORD, USER } from './measure';
 import { decodeImageBefore, parseDevicePostBefore, parseXmlBefore, xmlTextBefore } from '../test/reference/xml-1556f4a';

@@ -1,8 +1,8 @@
 import { IpcamError } from './errors';
 import { withoutEmpty } from './object';
-import { listParams } from './cgi/params';
+import { listParams } from './ops/param-calls';
 import type { DeviceClient } from './transport/client';
-import { getDeviceInfo } from './xml/device';
+import { getDeviceInfo } from './ops/device-info';
 
 /** Who the device says it is, from whichever interface it speaks. */
 export interface DeviceIdentity {

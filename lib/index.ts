@@ -4,10 +4,10 @@ export { DeviceClient, type DeviceResponse, type DeviceStream, type RequestOptio
 export type { DeviceOptions } from './transport/options';
 export type { AuthMode } from './transport/auth';
 export { buildCgiPath, parseKeyValues } from './cgi/codec';
-export { listParams, updateParams, addParamGroup, removeParamGroup } from './cgi/params';
-export { takeSnapshot, type Snapshot, type SnapshotRequest, type SnapshotSource } from './cgi/snapshot';
+export { listParams, updateParams, addParamGroup, removeParamGroup } from './ops/param-calls';
+export { takeSnapshot, type Snapshot, type SnapshotRequest, type SnapshotSource } from './ops/snapshot';
 export { parseXml, toTyped, buildDocument, xml, XML_NS, type XmlElement, type XmlValue } from './xml/codec';
 export { xmlCall } from './xml/call';
-export { getDeviceInfo, type XmlDeviceInfo } from './xml/device';
+export { getDeviceInfo, type XmlDeviceInfo } from './ops/device-info';
 export { identifyDevice, type DeviceIdentity } from './device-info';
 export { startSimulator, type Simulator, type SimulatorOptions } from './simulator';

@@ -4,10 +4,10 @@
  * what `scripts/build.js` writes into the editor's generated rules file. A dialog marks a bad
  * value with exactly the limits the runtime enforces.
  */
-import { DETECTION_TYPES, IO_IDS, IO_KINDS } from './cgi/io';
-import { CGI_MOVES, PRESET_MAX, PRESET_NAME_FORBIDDEN, PRESET_NAME_MAX, TOUR_MAX } from './cgi/ptz';
-import { RELAY_SETTINGS } from './cgi/relay';
-import { SNAPSHOT_FORMATS, SNAPSHOT_SOURCES } from './cgi/snapshot';
+import { DETECTION_TYPES, IO_IDS, IO_KINDS } from './ops/io';
+import { CGI_MOVES, PRESET_MAX, PRESET_NAME_FORBIDDEN, PRESET_NAME_MAX, TOUR_MAX } from './ops/ptz-cgi';
+import { RELAY_SETTINGS } from './ops/relay';
+import { SNAPSHOT_FORMATS, SNAPSHOT_SOURCES } from './ops/snapshot';
 import { DISCOVERY_DURATION, DISCOVERY_INTERFACE, DISCOVERY_TARGETS } from './discovery/probe';
 import { DEDUP_WINDOW_MAX_S } from './events/dedup';
 import { GROUPS_SETTING, LIST_TYPES } from './events/filter';
@@ -17,10 +17,10 @@ import { MAX_DURATION } from './timed-moves';
 import { HOST, PORT, TIMEOUT } from './transport/options';
 import { HEARTBEAT } from './health/heartbeat-setting';
 import { MAX_CHANNEL } from './xml/channel';
-import { PLATE_GROUP } from './xml/plate-input';
-import { DEFAULT_SPEED_RANGE, PTZ_ACTIONS } from './xml/ptz';
-import { XML_PTZ_COMMANDS } from './xml/ptz-mover';
-import { XML_CRUISE_ID, XML_PRESET_ID, XML_PRESET_NAME_MAX } from './xml/ptz-presets';
+import { PLATE_GROUP } from './ops/plate-input';
+import { DEFAULT_SPEED_RANGE, PTZ_ACTIONS } from './ops/ptz-xml';
+import { XML_PTZ_COMMANDS } from './ops/ptz-mover';
+import { XML_CRUISE_ID, XML_PRESET_ID, XML_PRESET_NAME_MAX } from './ops/ptz-presets';
 import { UI_CAMERA_SETTINGS, UI_PLATES_SETTINGS } from './widget-settings';
 
 /** A channel setting: blank leaves the device's default. */

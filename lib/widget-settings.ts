@@ -3,7 +3,7 @@
  * that check them: the widget nodes parse their settings with these, and lib/settings gives the
  * same limits to the editor, so a dialog marks exactly what a deploy would refuse.
  */
-import { SNAPSHOT_SOURCES } from './cgi/snapshot';
+import { SNAPSHOT_SOURCES } from './ops/snapshot';
 import { FRAME_RATE_SETTING } from './frame-ticker';
 import { int, oneOf, optional, text, withDefault } from './params';
 

@@ -1,6 +1,5 @@
-import { IpcamError, inputError } from '../lib/errors';
-import { DETECTION_STALL_TIMEOUT, detectionPath, parseIdList, parseLevels, type DetectionLevel, type DetectionType } from '../lib/cgi/io';
-import { MultipartParser, boundaryOf } from '../lib/stream/multipart';
+import { inputError } from '../lib/errors';
+import { DETECTION_STALL_TIMEOUT, detectionPath, parseIdList, parseLevels, readDetection, type DetectionLevel, type DetectionType } from '../lib/ops/io';
 import { handleInput } from './action';
 import type { Node, NodeAPI, NodeDef, NodeMessage } from './red';
 import { clockNow, handleCommands, superviseStream } from './stream-node';
@@ -43,8 +42,7 @@ export = function register(RED: NodeAPI): void {
     if (def.mode === 'single') {
       // One reading per input message, on the device's pool like any request.
       handleInput(RED, this, def.device, async (msg, client, signal) => {
-        const res = await client.request({ path: detectionPath(type, parseIdList(def.groups, 'Groups'), true), signal });
-        const levels = firstPartLevels(res.body, res.contentType);
+        const levels = await readDetection(client, type, parseIdList(def.groups, 'Groups'), signal);
         msg.topic = type;
         msg.payload = levels;
         return { fill: 'green', shape: 'dot', text: `${levels.length} groups ${clockNow()}` };
@@ -77,15 +75,3 @@ export = function register(RED: NodeAPI): void {
   }
   RED.nodes.registerType('ipcam-detection-stream', IpcamDetectionStreamNode as (this: never, def: never) => void);
 };
-
-/** `mode=single` answers one part (a multipart body, or plain text on some firmware). */
-function firstPartLevels(body: Buffer, contentType: string): DetectionLevel[] {
-  const boundary = boundaryOf(contentType);
-  if (!boundary) return parseLevels(body.toString('latin1'));
-  let first: Buffer | undefined;
-  const parser = new MultipartParser(boundary, { onPart: (p) => (first ??= p.body) });
-  parser.write(body);
-  parser.flush();
-  if (!first) throw new IpcamError('EPARSE', 'The detection answer held no reading');
-  return parseLevels(first.toString('latin1'));
-}

@@ -1,4 +1,4 @@
-import { IoEdgeTracker, checkIo, ioMonitorPath, parseIdList, parseIoLines, type IoKind, type IoReport } from '../lib/cgi/io';
+import { IoEdgeTracker, checkIo, ioMonitorPath, parseIdList, parseIoLines, type IoKind, type IoReport } from '../lib/ops/io';
 import { IpcamError } from '../lib/errors';
 import { FailureThrottle } from '../lib/stream/supervisor';
 import type { DeviceConfigNode } from './device-config';

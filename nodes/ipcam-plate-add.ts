@@ -1,4 +1,4 @@
-import { addPlates } from '../lib/xml/plates';
+import { addPlates } from '../lib/ops/plates';
 import { handleInput } from './action';
 import { reportBatch } from './plate-results';
 import type { Node, NodeAPI, NodeDef } from './red';

@@ -5,7 +5,7 @@ import { fromDevice, groupFilter, hostAddresses, inGroups, listFilter, matchesTe
 import { decodeImage, imageBase64, type DevicePost, type PlateDetection } from '../lib/events/parse';
 import type { EventServerState, ReceivedPost } from '../lib/events/server';
 import { IpcamError } from '../lib/errors';
-import { setHttpPostConfig } from '../lib/xml/http-post';
+import { setHttpPostConfig } from '../lib/ops/http-post';
 import type { DeviceConfigNode } from './device-config';
 import type { EventServerConfigNode } from './event-config';
 import type { AdminRequest, AdminResponse, Node, NodeAPI, NodeDef, NodeMessage, NodeStatus } from './red';

@@ -1,5 +1,5 @@
 import { inputError } from '../lib/errors';
-import { modifyPlate } from '../lib/xml/plates';
+import { modifyPlate } from '../lib/ops/plates';
 import { handleInput, payloadObject } from './action';
 import type { Node, NodeAPI, NodeDef } from './red';
 

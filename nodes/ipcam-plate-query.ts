@@ -1,4 +1,4 @@
-import { queryPlates, type PlateQuery } from '../lib/xml/plates';
+import { queryPlates, type PlateQuery } from '../lib/ops/plates';
 import { handleInput, payloadObject } from './action';
 import type { Node, NodeAPI, NodeDef } from './red';
 

@@ -1,5 +1,5 @@
 import { echo } from '../lib/echo';
-import { syncPlates } from '../lib/xml/plate-sync';
+import { syncPlates } from '../lib/ops/plate-sync';
 import { handleInput } from './action';
 import type { Node, NodeAPI, NodeDef } from './red';
 

@@ -1,7 +1,7 @@
-import { CgiPtzMover } from '../lib/cgi/ptz';
+import { CgiPtzMover } from '../lib/ops/ptz-cgi';
 import { echo } from '../lib/echo';
 import { IpcamError, inputError } from '../lib/errors';
-import { PtzMover } from '../lib/xml/ptz-mover';
+import { PtzMover } from '../lib/ops/ptz-mover';
 import { withImpliedAction } from '../lib/ptz-request';
 import { DeviceClient } from '../lib/transport/client';
 import { handleInput, payloadObject, type DeviceTarget } from './action';

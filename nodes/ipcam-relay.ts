@@ -1,4 +1,4 @@
-import { pulseRelay, readRelay, relayCommand, runRelaySequence, setRelay } from '../lib/cgi/relay';
+import { pulseRelay, readRelay, relayCommand, runRelaySequence, setRelay } from '../lib/ops/relay';
 import { handleInput } from './action';
 import type { Node, NodeAPI, NodeDef } from './red';
 

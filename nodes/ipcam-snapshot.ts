@@ -1,6 +1,6 @@
 import { echo } from '../lib/echo';
 import { inputError } from '../lib/errors';
-import { SNAPSHOT_FORMATS, takeSnapshot, type SnapshotSource } from '../lib/cgi/snapshot';
+import { SNAPSHOT_FORMATS, takeSnapshot, type SnapshotSource } from '../lib/ops/snapshot';
 import type { CgiValue } from '../lib/cgi/codec';
 import { handleInput, payloadObject } from './action';
 import type { Node, NodeAPI, NodeDef, NodeMessage } from './red';

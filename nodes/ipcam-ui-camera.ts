@@ -5,9 +5,9 @@
  * timed moves of the same movers as ipcam-ptz: a release sends the one Stop, and a client that
  * goes away while its press holds the camera moving stops it.
  */
-import { takeSnapshot } from '../lib/cgi/snapshot';
-import { CgiPtzMover } from '../lib/cgi/ptz';
-import { PtzMover } from '../lib/xml/ptz-mover';
+import { takeSnapshot } from '../lib/ops/snapshot';
+import { CgiPtzMover } from '../lib/ops/ptz-cgi';
+import { PtzMover } from '../lib/ops/ptz-mover';
 import { FrameTicker, type FrameResult } from '../lib/frame-ticker';
 import { checkCameraSettings, type CameraSettings } from '../lib/widget-settings';
 import { IpcamError } from '../lib/errors';

@@ -53,6 +53,7 @@ function toMessage(msg: NodeMessage, result: OpResult): void {
   if (result.filename !== undefined) msg['filename'] = result.filename;
   if (result.contentType !== undefined) msg['contentType'] = result.contentType;
   if (result.total !== undefined) msg['total'] = result.total;
+  if (result.missing !== undefined) msg['missing'] = result.missing;
 }
 
 /**

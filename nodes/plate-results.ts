@@ -1,5 +1,5 @@
 import { echo } from '../lib/echo';
-import type { PlateResult } from '../lib/xml/plates';
+import type { PlateResult } from '../lib/ops/plates';
 import type { Node, NodeStatus } from './red';
 
 /** Per-plate failures are one warning for the batch, never an error: the others went through. */

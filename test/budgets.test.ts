@@ -14,8 +14,8 @@ import { runOperation } from '../lib/ops';
 import { RECORD_LIMIT } from '../lib/ops/edge';
 import { DeviceClient } from '../lib/transport/client';
 import { parseXml } from '../lib/xml/codec';
-import { queryPlates, QUERY_PAGE } from '../lib/xml/plates';
-import { syncPlates } from '../lib/xml/plate-sync';
+import { queryPlates, QUERY_PAGE } from '../lib/ops/plates';
+import { syncPlates } from '../lib/ops/plate-sync';
 import { expectRejection, prng } from './helpers';
 import { startHostileDevice, type HostileDevice } from './hostile-device';
 import { edgeOp, requestOp } from './ops-helper';
@@ -195,18 +195,25 @@ describe('answer budgets against a hostile device', function () {
   describe('binary answers are their bytes', function () {
     const big = (buffer: Buffer): boolean => buffer.length >= MiB;
 
-    /** Runs `call` while counting every decoding of a Buffer of 1 MiB or more to text. */
+    /** Runs `call` while counting every decoding of a Buffer of 1 MiB or more to text (Buffer's own, or a TextDecoder's: the charset decoder). */
     async function decodings<T>(call: () => Promise<T>): Promise<{ value: T; count: number }> {
       const original = Buffer.prototype.toString;
+      const decode = TextDecoder.prototype.decode;
       let count = 0;
       Buffer.prototype.toString = function (this: Buffer, ...args: Parameters<Buffer['toString']>): string {
         if (big(this)) count += 1;
         return original.apply(this, args);
       };
+      type Decode = (input?: ArrayBufferView | ArrayBuffer | null, options?: { stream?: boolean }) => string;
+      TextDecoder.prototype.decode = function (this: InstanceType<typeof TextDecoder>, input, options) {
+        if (input && input.byteLength >= MiB) count += 1;
+        return (decode as Decode).call(this, input, options);
+      } as Decode;
       try {
         return { value: await call(), count };
       } finally {
         Buffer.prototype.toString = original;
+        TextDecoder.prototype.decode = decode;
       }
     }
 

@@ -1,8 +1,8 @@
 import { strict as assert } from 'node:assert';
 import { createServer, Socket, type Server } from 'node:net';
 import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
-import { ioMonitorPath } from '../lib/cgi/io';
-import { takeSnapshot } from '../lib/cgi/snapshot';
+import { ioMonitorPath } from '../lib/ops/io';
+import { takeSnapshot } from '../lib/ops/snapshot';
 import { SNAPSHOT_JPEG } from '../lib/simulator/images';
 import { startSimulator, type Simulator, type StreamStyle } from '../lib/simulator';
 import { StreamSupervisor } from '../lib/stream/supervisor';

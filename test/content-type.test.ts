@@ -4,7 +4,7 @@
  * sockets: the simulator answering what the test gives after authenticating the request.
  */
 import { strict as assert } from 'node:assert';
-import { takeSnapshot, type SnapshotSource } from '../lib/cgi/snapshot';
+import { takeSnapshot, type SnapshotSource } from '../lib/ops/snapshot';
 import { checkImage, handedOnType, imageSignature } from '../lib/content-type';
 import { runOperation } from '../lib/ops';
 import { NAS_PATH } from '../lib/ops/edge';

@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { parseLevels, type DetectionLevel } from '../lib/cgi/io';
+import { parseLevels, type DetectionLevel } from '../lib/ops/io';
 
 /** parseLevels as it was before it stopped splitting into arrays: the reference for the random comparison. */
 function previousParseLevels(text: string): DetectionLevel[] {

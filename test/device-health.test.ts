@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { IpcamError } from '../lib/errors';
 import { DeviceHealth, type HealthChange } from '../lib/health/device-health';
 import { ObservedClient } from '../lib/health/observed-client';
-import { ioMonitorPath } from '../lib/cgi/io';
+import { ioMonitorPath } from '../lib/ops/io';
 import { startSimulator, type Simulator } from '../lib/simulator';
 import { StreamSupervisor, type StreamState } from '../lib/stream/supervisor';
 import deviceNode from '../nodes/ipcam-device';

@@ -9,7 +9,7 @@ import { runInNewContext } from 'node:vm';
 import { EDGE_RECORD_OPERATIONS, OP_CLASSES, REQUEST_OPERATIONS, type Operation } from '../lib/ops';
 import { NODE_SETTINGS, settingsLimits } from '../lib/settings';
 import { EVENT_SERVER_SETTINGS } from '../lib/events/server';
-import { RELAY_SETTINGS } from '../lib/cgi/relay';
+import { RELAY_SETTINGS } from '../lib/ops/relay';
 import { checkCameraSettings, checkRows, UI_CAMERA_SETTINGS, UI_PLATES_SETTINGS } from '../lib/widget-settings';
 import { PROJECT_ROOT } from './helpers';
 

@@ -11,7 +11,7 @@ import { PLATE_JPEG, SNAPSHOT_JPEG } from '../lib/simulator/images';
 import { DeviceClient } from '../lib/transport/client';
 import { xmlCall } from '../lib/xml/call';
 import { buildDocument, parseXml, xml } from '../lib/xml/codec';
-import { setHttpPostConfig } from '../lib/xml/http-post';
+import { setHttpPostConfig } from '../lib/ops/http-post';
 import { SIM_PASSWORD, SIM_USER } from './helpers';
 
 /** The answer the cameras expect, written out here so that a change of it shows. */

@@ -673,3 +673,48 @@ describe('imageBase64', () => {
     for (const at of [10, 65_535, 65_536, 200_000, text.length - 3]) assert.equal(imageBase64(`${text.slice(0, at)}*${text.slice(at + 1)}`), undefined, `at ${at}`);
   });
 });
+
+describe('device post parsing: the envelope rules of the field notes', () => {
+  const camera = (): string => readCapture('ipc-v1x/lpr.xml').toString('utf8');
+  const recorder = (): string => readCapture('nvr-v2/vehicle-lpr.xml').toString('utf8');
+
+  function plates(doc: string): string[] {
+    return parseDevicePost(doc, SENDER, RECEIVED_AT).map((p) => (p.kind === 'plate' ? p.plate : `${p.kind}${p.kind === 'event' ? ` ${p.type}` : ''}`));
+  }
+
+  it('smartType is matched without regard to case (VEHICE, VEHICLE, vehicle, Vehicle in the camera capture)', () => {
+    for (const type of ['VEHICE', 'VEHICLE', 'vehicle', 'Vehicle', 'vehice']) {
+      const doc = camera().replace('>VEHICE</smartType>', `>${type}</smartType>`);
+      assert.ok(doc.includes(`>${type}</smartType>`));
+      assert.deepEqual(plates(doc), ['ABC1234'], type);
+    }
+  });
+
+  it('a 2.x post without messageType uses the camera layout (listInfo/item/plateNumber)', () => {
+    const doc = camera().replace('<config version="1.7"', '<config version="2.0.0"');
+    assert.ok(doc.includes('<config version="2.0.0"') && !doc.includes('messageType'));
+    assert.deepEqual(plates(doc), ['ABC1234']);
+  });
+
+  it('keep-alives: messageType matched without regard to case', () => {
+    const doc = readCapture('nvr-v2/keepalive.xml').toString('utf8').replace(/<messageType>\s*keepalive\s*<\/messageType>/i, '<messageType>KeepAlive</messageType>');
+    assert.ok(doc.includes('<messageType>KeepAlive</messageType>'));
+    assert.deepEqual(plates(doc), ['keepalive']);
+  });
+
+  it('a capitalised VEHICLE in the new envelope is a plate when licensePlateListInfo is present', () => {
+    const doc = recorder().replace('<smartType>vehicle</smartType>', '<smartType>VEHICLE</smartType>');
+    assert.ok(doc.includes('<smartType>VEHICLE</smartType>'));
+    assert.deepEqual(plates(doc), ['JP116D']);
+  });
+
+  it('a capitalised VEHICLE in the new envelope without licensePlateListInfo is an event, not a plate (even with a camera-layout listInfo)', () => {
+    const head = recorder().replace('<smartType>vehicle</smartType>', '<smartType>VEHICLE</smartType>');
+    const envelope = head.slice(0, head.indexOf('</currentTime>') + '</currentTime>'.length);
+    assert.match(envelope, /<messageType>alarmData<\/messageType>/);
+    const doc = `${envelope}\n    <listInfo><item><plateNumber><![CDATA[XYZ987]]></plateNumber></item></listInfo>\n</config>\n`;
+    const [post] = parseDevicePost(doc, SENDER, RECEIVED_AT);
+    assert.equal(post?.kind, 'event');
+    assert.equal((post as OtherEvent).type, 'VEHICLE');
+  });
+});

@@ -5,7 +5,7 @@
  */
 import { strict as assert } from 'node:assert';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 
 const LIB = resolve(__dirname, '..', 'lib');
 
@@ -43,6 +43,27 @@ describe('lib/ import graph', function () {
     };
     for (const file of files) visit(file, []);
     assert.deepEqual(cycles, []);
+  });
+
+  it('lib/cgi and lib/xml are codecs: they never load lib/ops (nor the answer path, streams, events or the simulator above them)', function () {
+    const codecs = files.filter((f) => /^(cgi|xml)\//.test(relative(LIB, f).split(sep).join('/')));
+    assert.ok(codecs.length > 0, 'no codec files found');
+    const upward = codecs.flatMap((f) =>
+      (graph.get(f) ?? [])
+        .map((t) => relative(LIB, t).split(sep).join('/'))
+        .filter((t) => /^(ops|stream|events|simulator)\//.test(t) || t === 'answer.js')
+        .map((t) => `${relative(LIB, f)} -> ${t}`),
+    );
+    assert.deepEqual(upward, []);
+  });
+
+  it('every device request passes the one answer path: only lib/answer and the XML call send through a device client', function () {
+    const NODES = resolve(__dirname, '..', 'nodes');
+    const senders = [...files, ...jsFiles(NODES)]
+      .filter((f) => !/[/\\](transport|simulator)[/\\]/.test(f))
+      .filter((f) => /\b(client|via|this\.client|deviceClient\(\))\.(request|openStream)\(/.test(readFileSync(f, 'utf8')))
+      .map((f) => relative(resolve(__dirname, '..'), f).split(sep).join('/'));
+    assert.deepEqual(senders.sort(), ['lib/answer.js', 'lib/xml/call.js']);
   });
 
   it('never loads node-red or a node', function () {

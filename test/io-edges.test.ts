@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { IoEdgeTracker, parseIoLines, type IoReport, type IoState } from '../lib/cgi/io';
+import { IoEdgeTracker, parseIoLines, type IoReport, type IoState } from '../lib/ops/io';
 
 /** Reports as compact `[port, active, edge, resync]` rows. */
 function rows(reports: IoReport[]): Array<[number, boolean, string | null, boolean]> {

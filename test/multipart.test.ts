@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { parseIoLines } from '../lib/cgi/io';
+import { parseIoLines } from '../lib/ops/io';
 import { boundaryOf, DEFAULT_MAX_PART, MultipartParser, type MultipartOptions } from '../lib/stream/multipart';
 import { prng } from './helpers';
 

@@ -611,7 +611,7 @@ describe('ipcam-ptz and ipcam-relay nodes', function () {
       const w = await deploy(relayDef({ mode: 'on', pulse: '300' }));
       const sent = Date.now();
       const msg = await w.expectOutput(RELAY, { payload: 'pulse' });
-      assert.deepEqual(msg.payload, { output: 1, active: false });
+      assert.deepEqual(msg.payload, { output: 1, active: false, pulse: 300 });
       assert.deepEqual(targets(), [`GET ${OUTPUT}?action=1%3A%2F300%5C`]);
       const relayLog = theSim().state.io.relayLog;
       await waitFor('the end of the pulse', () => relayLog.length >= 2);
@@ -626,7 +626,7 @@ describe('ipcam-ptz and ipcam-relay nodes', function () {
 
     it('{ pulse } in the payload overrides the settings, on the output it names', async function () {
       const w = await deploy(relayDef({ mode: 'on', pulse: '5000' }));
-      assert.deepEqual((await w.expectOutput(RELAY, { payload: { output: 2, pulse: 200 } })).payload, { output: 2, active: false });
+      assert.deepEqual((await w.expectOutput(RELAY, { payload: { output: 2, pulse: 200 } })).payload, { output: 2, active: false, pulse: 200 });
       assert.deepEqual(targets(), [`GET ${OUTPUT}?action=2%3A%2F200%5C`]);
       await waitFor('the end of the pulse', () => theSim().state.io.relayLog.length >= 2);
       const [on, off] = theSim().state.io.relayLog;
@@ -636,7 +636,7 @@ describe('ipcam-ptz and ipcam-relay nodes', function () {
 
     it('a sequence from the settings is played by the device with its waits', async function () {
       const w = await deploy(relayDef({ mode: 'sequence', sequence: '1:/300\\500/300\\' }));
-      assert.deepEqual((await w.expectOutput(RELAY, {})).payload, { output: 1, active: false });
+      assert.deepEqual((await w.expectOutput(RELAY, {})).payload, { output: 1, active: false, sequence: '1:/300\\500/300\\' });
       assert.deepEqual(targets(), [`GET ${OUTPUT}?action=1%3A%2F300%5C500%2F300%5C`]);
       const relayLog = theSim().state.io.relayLog;
       await waitFor('the whole sequence', () => relayLog.length >= 4);
@@ -664,7 +664,7 @@ describe('ipcam-ptz and ipcam-relay nodes', function () {
     it('{ sequence, output } in the payload overrides the settings', async function () {
       const w = await deploy(relayDef({ mode: 'off' }));
       const msg = await w.expectOutput(RELAY, { payload: { output: 2, sequence: '2:\\100/' } });
-      assert.deepEqual(msg.payload, { output: 2, active: true });
+      assert.deepEqual(msg.payload, { output: 2, active: true, sequence: '2:\\100/' });
       assert.deepEqual(targets(), [`GET ${OUTPUT}?action=2%3A%5C100%2F`]);
     });
 
@@ -732,7 +732,7 @@ describe('ipcam-ptz and ipcam-relay nodes', function () {
     it('an object without state, pulse or sequence (e.g. a plate event) does what Mode says', async function () {
       const w = await deploy(relayDef({ mode: 'pulse', pulse: '200' }));
       const msg = await w.expectOutput(RELAY, { payload: { plate: 'ABC123', listType: 'whiteList' } });
-      assert.deepEqual(msg.payload, { output: 1, active: false });
+      assert.deepEqual(msg.payload, { output: 1, active: false, pulse: 200 });
       assert.deepEqual(targets(), [`GET ${OUTPUT}?action=1%3A%2F200%5C`]);
     });
 

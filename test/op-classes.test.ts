@@ -6,7 +6,7 @@
  * others; shell syntax and leading dashes are EINPUT with nothing sent, ordinary values pass.
  */
 import { strict as assert } from 'node:assert';
-import { chooseOperation, EDGE_RECORD_OPERATIONS, OP_CLASSES, REQUEST_OPERATIONS, runOperation } from '../lib/ops';
+import { chooseOperation, EDGE_RECORD_OPERATIONS, NODE_OPERATIONS, OP_CLASSES, REQUEST_OPERATIONS, runOperation } from '../lib/ops';
 import { SECRET_SHELL_CHARACTERS, SHELL_CHARACTERS } from '../lib/params';
 import { startSimulator, type Simulator } from '../lib/simulator';
 import { DeviceClient } from '../lib/transport/client';
@@ -117,5 +117,22 @@ describe('operation classes and shell-safe server tests (library)', function () 
       const servetests = sim.state.requests.filter((r) => r.path === '/cgi-bin/admin/servetest' && r.auth !== 'rejected');
       assert.equal(servetests.length, storage.length + 3, 'every ordinary value reached the device');
     });
+  });
+});
+
+describe("the nodes' own device calls (issue 23: one home per device call)", function () {
+  it('are entries with a class, in a table of their own: none is offered by ipcam-request or chosen by a message', function () {
+    assert.ok(NODE_OPERATIONS.size >= 10, `only ${NODE_OPERATIONS.size} entries`);
+    for (const [name, entry] of NODE_OPERATIONS) {
+      assert.ok(OP_CLASSES.includes(entry.class), `${name} has class ${entry.class}`);
+      assert.ok(!REQUEST_OPERATIONS.has(name), `${name} is offered by ipcam-request too`);
+      assert.throws(() => chooseOperation(REQUEST_OPERATIONS, 'msg', name), /Unknown operation/);
+    }
+    for (const name of ['relaySwitch', 'relayPulse', 'relaySequence', 'ioCheck', 'detectionReading', 'cgiPtz', 'ptzControl', 'snapshot', 'addPlates', 'queryPlates', 'modifyPlate', 'deletePlates', 'getVehicleConfig', 'setVehicleConfig']) {
+      assert.ok(NODE_OPERATIONS.has(name), `${name} is missing`);
+    }
+    assert.equal(NODE_OPERATIONS.get('ioCheck')?.class, 'read');
+    assert.equal(NODE_OPERATIONS.get('relaySwitch')?.class, 'change');
+    assert.equal(NODE_OPERATIONS.get('deletePlates')?.class, 'destructive');
   });
 });

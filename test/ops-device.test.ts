@@ -10,7 +10,7 @@ import { IpcamError } from '../lib/errors';
 import { chooseOperation, REQUEST_OPERATIONS, runOperation, targetOf } from '../lib/ops';
 import { startSimulator, type RecordedRequest, type Simulator } from '../lib/simulator';
 import { DeviceClient } from '../lib/transport/client';
-import { explainHttpPostFailure } from '../lib/xml/http-post';
+import { explainHttpPostFailure } from '../lib/ops/http-post';
 import { expectRejection, SIM_PASSWORD, SIM_USER } from './helpers';
 import { requestOp as op } from './ops-helper';
 

@@ -2,10 +2,10 @@
  * Device parameters (spec 4.2) from the operation table: the exact request of each entry
  * (repeated `group=` keys), the parsed answer against the simulator over real sockets, bad input
  * as EINPUT with nothing sent, error lines in 200 answers as EDEVICE, and the destructive guard.
- * The library functions of lib/cgi/params.ts run the same entries.
+ * The library functions of lib/ops/param-calls.ts run the same entries.
  */
 import { strict as assert } from 'node:assert';
-import { addParamGroup as addGroupFn, listParams as listFn, removeParamGroup as removeGroupFn, updateParams as updateFn } from '../lib/cgi/params';
+import { addParamGroup as addGroupFn, listParams as listFn, removeParamGroup as removeGroupFn, updateParams as updateFn } from '../lib/ops/param-calls';
 import { chooseOperation, REQUEST_OPERATIONS, runOperation } from '../lib/ops';
 import { PARAM_NAME_MAX, PARAM_NAMES_MAX, PARAM_VALUE_MAX } from '../lib/ops/parameters';
 import { startSimulator, type Simulator } from '../lib/simulator';

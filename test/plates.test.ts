@@ -2,9 +2,9 @@ import { strict as assert } from 'node:assert';
 import { startSimulator, type RecordedRequest, type Simulator } from '../lib/simulator';
 import { DeviceClient, type DeviceResponse, type RequestOptions } from '../lib/transport/client';
 import { buildXml, child, elementToNode, items, parseXml, path, type XmlElement } from '../lib/xml/codec';
-import { syncPlates } from '../lib/xml/plate-sync';
-import { addPlates, deletePlates, MAX_PAGES, MAX_PLATES, modifyPlate, queryPlates } from '../lib/xml/plates';
-import { getVehicleConfig, setVehicleConfig, type VehicleConfig } from '../lib/xml/vehicle-config';
+import { syncPlates } from '../lib/ops/plate-sync';
+import { addPlates, deletePlates, MAX_PAGES, MAX_PLATES, modifyPlate, queryPlates } from '../lib/ops/plates';
+import { getVehicleConfig, setVehicleConfig, type VehicleConfig } from '../lib/ops/vehicle-config';
 import { SIM_PASSWORD, SIM_USER, expectRejection } from './helpers';
 
 /** The namespace and versions the spec fixes (written out, not imported, so a change shows). */

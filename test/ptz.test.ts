@@ -1,12 +1,12 @@
 import { strict as assert } from 'node:assert';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CgiPtzMover, cgiPtz, cgiPtzPath, checkCgiPtz } from '../lib/cgi/ptz';
+import { CgiPtzMover, cgiPtz, cgiPtzPath, checkCgiPtz } from '../lib/ops/ptz-cgi';
 import { startSimulator, type PtzCommand, type RecordedRequest, type Simulator } from '../lib/simulator';
 import { DeviceClient } from '../lib/transport/client';
 import { parseXml } from '../lib/xml/codec';
-import { getPtzCaps, ptzControl, speedRange, type PtzAction } from '../lib/xml/ptz';
-import { PtzMover, type PtzMove } from '../lib/xml/ptz-mover';
-import { addPresetRequest, checkXmlPreset, cruisesRequest, deletePresetRequest, gotoPresetRequest, parsePtzList, presetsRequest, runCruiseRequest, stopCruiseRequest } from '../lib/xml/ptz-presets';
+import { getPtzCaps, ptzControl, speedRange, type PtzAction } from '../lib/ops/ptz-xml';
+import { PtzMover, type PtzMove } from '../lib/ops/ptz-mover';
+import { addPresetRequest, checkXmlPreset, cruisesRequest, deletePresetRequest, gotoPresetRequest, parsePtzList, presetsRequest, runCruiseRequest, stopCruiseRequest } from '../lib/ops/ptz-presets';
 import { IpcamError } from '../lib/errors';
 import { SIM_PASSWORD, SIM_USER, waitFor, expectRejection } from './helpers';
 
@@ -678,8 +678,9 @@ describe('PTZ (lib) against the simulator', function () {
       assert.equal(cgiPtzPath(checkCgiPtz({ action: 'removeAllPresets' })), '/cgi-bin/operator/ptzconfig?removeallpreset');
     });
 
-    it('a device refusal is an error (go to a preset that does not exist)', async function () {
-      await expectRejection(cgiPtz(client, { action: 'gotoPreset', preset: 9 }), 'EHTTP');
+    it('a device refusal is an error (go to a preset that does not exist): 200 with # Error: is EDEVICE with its words', async function () {
+      const err = await expectRejection(cgiPtz(client, { action: 'gotoPreset', preset: 9 }), 'EDEVICE', /error going to preset 9/i);
+      assert.equal(err.deviceDesc, 'Error going to preset 9');
     });
 
     describe('bad input is EINPUT and sends nothing', function () {

@@ -16,7 +16,7 @@ import { startSimulator, type Simulator } from '../lib/simulator';
 import { BROKEN_CURRENT_TIME, buildAlarmStatus, buildKeepAlive, buildPlateEvent, buildTrackingPost } from '../lib/simulator/events';
 import { DeviceClient } from '../lib/transport/client';
 import { parseXml, type XmlElement, type XmlValue } from '../lib/xml/codec';
-import { getDeviceInfo, parseDeviceInfo } from '../lib/xml/device';
+import { getDeviceInfo, parseDeviceInfo } from '../lib/ops/device-info';
 import { SIM_PASSWORD, SIM_USER } from './helpers';
 import {
   CAMERA_CONTENT_TYPE,

@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { RELAY_SHORT_STRINGS, checkSequence, pulseRelay, readRelay, relayCommand, relayShortForm, runRelaySequence, setRelay } from '../lib/cgi/relay';
+import { RELAY_SHORT_STRINGS, checkSequence, pulseRelay, readRelay, relayCommand, relayShortForm, runRelaySequence, setRelay } from '../lib/ops/relay';
 import { IpcamError } from '../lib/errors';
 import { startSimulator, type RecordedRequest, type RelayChange, type Simulator } from '../lib/simulator';
 import { DeviceClient } from '../lib/transport/client';
@@ -79,7 +79,7 @@ describe('output relays (lib) against the simulator', function () {
   describe('pulse', function () {
     it('300 ms: action=1:/300\\, active at once, inactive after >= 250 ms and < 1500 ms', async function () {
       const sent = Date.now();
-      assert.deepEqual(await pulseRelay(client, 1, 300), { output: 1, active: false });
+      assert.deepEqual(await pulseRelay(client, 1, 300), { output: 1, active: false, pulse: 300 });
       const req = assertOnly('action=1%3A%2F300%5C');
       assert.deepEqual(req.query, [['action', '1:/300\\']]);
       assert.equal(sim.state.io.outputs.get(1), true, 'the relay is active while the pulse runs');
@@ -96,7 +96,7 @@ describe('output relays (lib) against the simulator', function () {
     });
 
     it('a pulse given as text of digits, on output 2', async function () {
-      assert.deepEqual(await pulseRelay(client, 2, '150'), { output: 2, active: false });
+      assert.deepEqual(await pulseRelay(client, 2, '150'), { output: 2, active: false, pulse: 150 });
       assertOnly('action=2%3A%2F150%5C');
       await waitFor('the end of the pulse', () => changes(2).length >= 2);
       assert.deepEqual(changes(2), [
@@ -109,7 +109,7 @@ describe('output relays (lib) against the simulator', function () {
   describe('sequence', function () {
     it('1:/300\\500/300\\ is sent whole, encoded, and played with its waits', async function () {
       const sequence = '1:/300\\500/300\\';
-      assert.deepEqual(await runRelaySequence(client, 1, sequence), { output: 1, active: false });
+      assert.deepEqual(await runRelaySequence(client, 1, sequence), { output: 1, active: false, sequence });
       const req = assertOnly('action=1%3A%2F300%5C500%2F300%5C');
       assert.deepEqual(req.query, [['action', sequence]]);
       await waitFor('the whole sequence', () => sim.state.io.relayLog.length >= 4);
@@ -132,14 +132,14 @@ describe('output relays (lib) against the simulator', function () {
     });
 
     it('the answer is the state the sequence ends in', async function () {
-      assert.deepEqual(await runRelaySequence(client, 2, '2:\\100/'), { output: 2, active: true });
+      assert.deepEqual(await runRelaySequence(client, 2, '2:\\100/'), { output: 2, active: true, sequence: '2:\\100/' });
       assertOnly('action=2%3A%5C100%2F');
       await waitFor('the end of the sequence', () => changes(2).length >= 2);
       assert.equal(sim.state.io.outputs.get(2), true);
     });
 
     it('without an id the sequence is sent for the output asked for', async function () {
-      assert.deepEqual(await runRelaySequence(client, 2, ':/100\\'), { output: 2, active: false });
+      assert.deepEqual(await runRelaySequence(client, 2, ':/100\\'), { output: 2, active: false, sequence: '2:/100\\' });
       assertOnly('action=2%3A%2F100%5C');
       await waitFor('the end of the sequence', () => changes(2).length >= 2);
       assert.deepEqual(changes(1), []);
@@ -258,7 +258,7 @@ describe('relay commands (short forms and the object form)', function () {
     });
   }
 
-  it('the README and the node help name exactly the strings lib/cgi/relay.ts accepts', function () {
+  it('the README and the node help name exactly the strings lib/ops/relay.ts accepts', function () {
     const readmeRow = readFileSync(join(PROJECT_ROOT, 'README.md'), 'utf8').split('\n').find((l) => l.startsWith('| relay |')) ?? '';
     const help = readFileSync(join(PROJECT_ROOT, 'locales', 'en-US', 'ipcam-relay.html'), 'utf8');
     const tip = readFileSync(join(PROJECT_ROOT, 'nodes', 'ipcam-relay.html'), 'utf8');

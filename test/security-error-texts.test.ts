@@ -9,8 +9,8 @@ import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { listParams, updateParams } from '../lib/cgi/params';
-import { takeSnapshot } from '../lib/cgi/snapshot';
+import { listParams, updateParams } from '../lib/ops/param-calls';
+import { takeSnapshot } from '../lib/ops/snapshot';
 import { DEVICE_WORDS_MAX, holdsSecret, withholdLines, WITHHELD_LINE } from '../lib/echo';
 import { IpcamError } from '../lib/errors';
 import { REQUEST_OPERATIONS, runOperation } from '../lib/ops';
@@ -18,7 +18,7 @@ import { startSimulator, type Simulator, type SimulatorOptions } from '../lib/si
 import { DeviceClient } from '../lib/transport/client';
 import type { DeviceOptions } from '../lib/transport/options';
 import { xmlCall } from '../lib/xml/call';
-import { addPlates, modifyPlate } from '../lib/xml/plates';
+import { addPlates, modifyPlate } from '../lib/ops/plates';
 import { fixture, SIM_USER } from './helpers';
 import { closedPort } from './node-helper';
 

@@ -5,17 +5,17 @@
  * echoes it is short and on one line, however long or broken the value is.
  */
 import { strict as assert } from 'node:assert';
-import { listParams, updateParams } from '../lib/cgi/params';
-import { cgiPtz } from '../lib/cgi/ptz';
-import { runRelaySequence } from '../lib/cgi/relay';
-import { takeSnapshot } from '../lib/cgi/snapshot';
+import { listParams, updateParams } from '../lib/ops/param-calls';
+import { cgiPtz } from '../lib/ops/ptz-cgi';
+import { runRelaySequence } from '../lib/ops/relay';
+import { takeSnapshot } from '../lib/ops/snapshot';
 import { IpcamError } from '../lib/errors';
 import { startSimulator, type Simulator } from '../lib/simulator';
 import { DeviceClient } from '../lib/transport/client';
-import { setHttpPostConfig } from '../lib/xml/http-post';
-import { addPlates, deletePlates, modifyPlate } from '../lib/xml/plates';
-import { PtzMover } from '../lib/xml/ptz-mover';
-import { getVehicleConfig, setVehicleConfig } from '../lib/xml/vehicle-config';
+import { setHttpPostConfig } from '../lib/ops/http-post';
+import { addPlates, deletePlates, modifyPlate } from '../lib/ops/plates';
+import { PtzMover } from '../lib/ops/ptz-mover';
+import { getVehicleConfig, setVehicleConfig } from '../lib/ops/vehicle-config';
 import deviceNode from '../nodes/ipcam-device';
 import ptzNode from '../nodes/ipcam-ptz';
 import { SIM_PASSWORD, SIM_USER } from './helpers';

@@ -5,7 +5,7 @@ import { createServer, Socket, type AddressInfo } from 'node:net';
 import { spawnSync } from 'node:child_process';
 import { get as httpGet } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { checkIo, detectionPath, ioMonitorPath } from '../lib/cgi/io';
+import { checkIo, detectionPath, ioMonitorPath } from '../lib/ops/io';
 import { startSimulator, type Simulator, type StreamStyle } from '../lib/simulator';
 import type { MultipartPart } from '../lib/stream/multipart';
 import { StreamSupervisor, type StreamState, type StreamStateInfo, type SupervisorOptions } from '../lib/stream/supervisor';

@@ -16,7 +16,7 @@ import { parseDevicePost } from '../lib/events/parse';
 import { startSimulator } from '../lib/simulator';
 import { DeviceClient } from '../lib/transport/client';
 import { buildDocument, parseXml, xml, type XmlElement } from '../lib/xml/codec';
-import { queryPlates } from '../lib/xml/plates';
+import { queryPlates } from '../lib/ops/plates';
 import { decodeReferences } from '../lib/xml/references';
 import { checkWellFormed, MAX_DEPTH } from '../lib/xml/well-formed';
 import { CAPTURES, fastest, SIM_PASSWORD, SIM_USER } from './helpers';

@@ -67,6 +67,33 @@ export function parseKeyValues(body: string | Buffer): Map<string, string> {
   return out;
 }
 
+/**
+ * Field notes: a parameter group the device lacks answers `# Error: Error -1 getting param in
+ * group 'X'`, one line per group, before the groups it has. The device saying it lacks a group,
+ * not a refusal.
+ */
+const MISSING_GROUP = /^#?\s*error\b[\s:]*error -1 getting param in group '([^'\r\n]*)'\s*$/i;
+
+/** The group a missing-group line names, or undefined for any other line. */
+export function missingGroupOf(line: string): string | undefined {
+  return MISSING_GROUP.exec(line.replace(/\r/g, ''))?.[1];
+}
+
+/** An answer without its leading missing-group lines (`missingGroupOf`), and the groups they named. */
+export function withoutMissingGroups(text: string): { missing: string[]; rest: string } {
+  const missing: string[] = [];
+  let at = 0;
+  while (at < text.length) {
+    const end = text.indexOf('\n', at);
+    const line = text.slice(at, end === -1 ? text.length : end);
+    const group = line.trim() === '' ? '' : missingGroupOf(line.trim());
+    if (group === undefined) break;
+    if (group !== '') missing.push(group);
+    at = end === -1 ? text.length : end + 1;
+  }
+  return { missing, rest: text.slice(at) };
+}
+
 /** `# Error: ...` or `Error ...` opening an answer (field notes: errors come as HTTP 200 with such a line). */
 const ERROR_LINE = /^#?\s*error\b[\s:]*/i;
 /** The error lines seen on these devices, about a name the request carried. */

@@ -1,7 +1,7 @@
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { optional, text } from '../params';
-import { PLATE_RULES } from '../xml/plate-input';
+import { PLATE_RULES } from '../ops/plate-input';
 import type { EventDevice, ListType } from './parse';
 
 export const LIST_TYPES: readonly ListType[] = ['whiteList', 'blackList', 'temporaryList', 'strangerList', 'unknown'];

@@ -135,7 +135,8 @@ export function readDevicePost(body: Buffer | string, senderIp: string, received
   };
   const one = (post: DevicePost): ReadPost => ({ posts: [post], ignoredItems: 0 });
 
-  if (root.name.toLowerCase() === 'deviceinfo' || textOf(root, 'messageType') === 'keepalive') {
+  const messageType = textOf(root, 'messageType');
+  if (root.name.toLowerCase() === 'deviceinfo' || messageType?.trim().toLowerCase() === 'keepalive') {
     return one({ kind: 'keepalive', device, time });
   }
   const channel = channelOf(root);
@@ -143,8 +144,13 @@ export function readDevicePost(body: Buffer | string, senderIp: string, received
   if (alarmInfo) return one({ kind: 'alarmStatus', time, ...(channel !== undefined && { channel }), device, alarms: alarmsOf(alarmInfo) });
 
   const smartType = textOf(root, 'smartType') ?? '';
-  if (/^vehic(l)?e$/i.test(smartType)) {
-    const { plates, ignored } = child(root, 'licensePlateListInfo') ? recorderPlates(root, blob, bounds.maxItems) : cameraPlates(root, blob, bounds.maxItems);
+  const recorderLayout = child(root, 'licensePlateListInfo') !== undefined;
+  // Field notes: smartType in any case (VEHICE, VEHICLE, vehicle). A 2.x post without messageType
+  // is the camera layout; in the new envelope (2.x with messageType) a vehicle is a plate only
+  // with licensePlateListInfo: a capitalised VEHICLE there without it is another event.
+  const newEnvelope = /^\s*2\./.test(root.attrs['version'] ?? '') && child(root, 'messageType') !== undefined;
+  if (/^vehic(l)?e$/i.test(smartType.trim()) && (recorderLayout || !newEnvelope)) {
+    const { plates, ignored } = recorderLayout ? recorderPlates(root, blob, bounds.maxItems) : cameraPlates(root, blob, bounds.maxItems);
     const posts = plates.map((p): DevicePost => ({ kind: 'plate', ...p, time, device, ...(p.channel === undefined && channel !== undefined && { channel }) }));
     return { posts, ignoredItems: ignored };
   }

@@ -1,8 +1,8 @@
-import { listParams } from '../cgi/params';
+import { listParams } from '../ops/param-calls';
 import { identifyDevice, type DeviceIdentity } from '../device-info';
 import { IpcamError } from '../errors';
 import type { DeviceClient } from '../transport/client';
-import { getDeviceInfo } from '../xml/device';
+import { getDeviceInfo } from '../ops/device-info';
 import type { DeviceHealth, HealthInfo } from './device-health';
 import { RETRY_PROBE_MS } from './heartbeat-setting';
 

@@ -5,11 +5,11 @@
  */
 import { int, optional, shape, text, withDefault, withLabels } from '../params';
 import { buildDocument, xml } from '../xml/codec';
-import { ALARM_STATUS_PATH, parseAlarmStatus } from '../xml/alarm-status';
+import { ALARM_STATUS_PATH, parseAlarmStatus } from './alarm-status';
 import { channelPath, MAX_CHANNEL } from '../xml/channel';
-import { DEVICE_INFO_PATH, parseDeviceInfo } from '../xml/device';
-import { explainHttpPostFailure, GET_HTTP_POST_PATH, HTTP_POST_PARAMS, httpPostDocument, parseHttpPostConfig, SET_HTTP_POST_PATH, type HttpPostParams } from '../xml/http-post';
-import { parsePtzCaps, ptzCapsPath } from '../xml/ptz';
+import { DEVICE_INFO_PATH, parseDeviceInfo } from './device-info';
+import { GET_HTTP_POST_PATH, parseHttpPostConfig, setHttpPostConfigOp } from './http-post';
+import { parsePtzCaps, ptzCapsPath } from './ptz-xml';
 import { defineOp, type OpRequest, type Operation } from './types';
 
 export const CHANNEL = { min: 1, max: MAX_CHANNEL } as const;
@@ -69,28 +69,8 @@ export const getHttpPostConfig = defineOp({
   parse: (root) => ({ payload: parseHttpPostConfig(root) }),
 });
 
-/** The SetHttpPostConfig request of checked parameters. */
-export function setHttpPostRequest(p: HttpPostParams): OpRequest {
-  return { path: SET_HTTP_POST_PATH, xml: httpPostDocument(p) };
-}
-
-export const setHttpPostConfig = defineOp({
-  name: 'setHttpPostConfig',
-  label: 'Set the event post server',
-  api: 'xml',
-  access: 'admin',
-  class: 'outbound',
-  summary: 'Points the device\'s event posts at a server (cameras; recorders set this in their web page)',
-  params: withLabels(HTTP_POST_PARAMS, { server: 'Server', port: 'Port', path: 'Path', keepalive: 'Keep-alive (s)', enabled: 'Posting on' }),
-  async run(ctx, p) {
-    try {
-      await ctx.xml(setHttpPostRequest(p));
-    } catch (err) {
-      throw explainHttpPostFailure(err);
-    }
-    return { payload: { enabled: p.enabled, server: p.server, port: p.port, path: p.path, keepalive: p.keepalive } };
-  },
-});
+/** The entry lives with the HTTP post config (lib/ops/http-post.ts), whose library function runs it too. */
+export { setHttpPostConfigOp as setHttpPostConfig } from './http-post';
 
 const MODIFY_PASSWORD_PARAMS = shape({
   newPassword: text({ max: PASSWORD_MAX, xml: true, secret: true }),
@@ -121,4 +101,4 @@ export const modifyPassword = defineOp({
   },
 });
 
-export const DEVICE_OPERATIONS: readonly Operation[] = [getDeviceInfo, getAlarmStatus, getPtzCaps, getHttpPostConfig, setHttpPostConfig, modifyPassword];
+export const DEVICE_OPERATIONS: readonly Operation[] = [getDeviceInfo, getAlarmStatus, getPtzCaps, getHttpPostConfig, setHttpPostConfigOp, modifyPassword];

@@ -12,6 +12,13 @@ import { MEDIA_OPERATIONS } from './media';
 import { PARAMETERS_OPERATIONS } from './parameters';
 import { SERVETEST_OPERATIONS } from './servetest';
 import type { Operation } from './types';
+import { IO_OPERATIONS } from './io';
+import { PLATE_OPERATIONS } from './plates';
+import { CGI_PTZ_OPERATIONS } from './ptz-cgi';
+import { XML_PTZ_OPERATIONS } from './ptz-xml';
+import { RELAY_OPERATIONS } from './relay';
+import { SNAPSHOT_OPERATIONS } from './snapshot';
+import { VEHICLE_CONFIG_OPERATIONS } from './vehicle-config';
 import { secretFieldNames, withoutFields } from '../params';
 
 function tableOf(operations: readonly Operation[]): ReadonlyMap<string, Operation> {
@@ -33,6 +40,21 @@ export const REQUEST_OPERATIONS = tableOf([
   ...CERTIFICATES_OPERATIONS,
   ...FILES_OPERATIONS,
   ...EQUIPMENT_OPERATIONS,
+]);
+
+/**
+ * The device calls the other nodes make (relay, I/O check and detection reading, CGI PTZ,
+ * snapshot, plate database, vehicle config): entries run by the same runner, in tables of their
+ * own, never offered by `ipcam-request` (none is chosen by a message).
+ */
+export const NODE_OPERATIONS = tableOf([
+  ...RELAY_OPERATIONS,
+  ...IO_OPERATIONS,
+  ...CGI_PTZ_OPERATIONS,
+  ...XML_PTZ_OPERATIONS,
+  ...SNAPSHOT_OPERATIONS,
+  ...PLATE_OPERATIONS,
+  ...VEHICLE_CONFIG_OPERATIONS,
 ]);
 
 /** The operations of `ipcam-edgerecord`. */

@@ -1,8 +1,8 @@
 /**
  * Spec 4.2: device parameters (`param` list, update, add, remove). These entries are also the
- * library functions of lib/cgi/params.ts, which run them: one set of checks and builders.
+ * library functions of lib/ops/param-calls.ts, which run them: one set of checks and builders.
  */
-import { parseKeyValues } from '../cgi/codec';
+import { missingGroupOf, parseKeyValues } from '../cgi/codec';
 import { list, oneOf, optional, record, shape, text, withDefault, withLabels, type Param } from '../params';
 import { defineOp, type AccessLevel, type Operation } from './types';
 
@@ -61,11 +61,27 @@ export const listParams = defineOp({
   request(p) {
     const groups = p.group ?? [];
     // Field notes: several groups go as repeated `group=` keys, which every firmware reads.
-    return { path: paramPath(p.level), query: [['action', 'list'], ...groups.map((g) => ['group', g] as const)], maxBytes: PARAM_LIST_MAX_BYTES, what: 'parameter list', names: groups };
+    return { path: paramPath(p.level), query: [['action', 'list'], ...groups.map((g) => ['group', g] as const)], maxBytes: PARAM_LIST_MAX_BYTES, what: 'parameter list', names: groups, groups: true };
   },
-  // Keys come back without `root.`; an unknown group is an empty answer, so `{}`.
-  parse: (answer) => ({ payload: Object.fromEntries(parseKeyValues(answer.body)) }),
+  parse: (answer) => parseParamList(answer.text),
 });
+
+/**
+ * A parameter list answer: `Group.Name=value` lines (keys without `root.`, which a group after
+ * an error line may lack anyway) and, field notes, one `# Error: Error -1 getting param in group
+ * 'X'` line per group the device lacks: their groups are `missing`, the values that came are kept.
+ * An answer of only such lines is `{}`.
+ */
+export function parseParamList(text: string): { payload: Record<string, string>; missing?: string[] } {
+  const missing: string[] = [];
+  for (const line of text.split('\n')) {
+    if (!line.includes('getting param')) continue;
+    const group = missingGroupOf(line.trim());
+    if (group !== undefined && missing.length < PARAM_NAMES_MAX && !missing.includes(group)) missing.push(group);
+  }
+  const payload = Object.fromEntries([...parseKeyValues(text)].filter(([key]) => !key.startsWith('#')));
+  return missing.length > 0 ? { payload, missing } : { payload };
+}
 
 export interface ParamsUpdated {
   ok: true;

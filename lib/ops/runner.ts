@@ -1,17 +1,18 @@
 /**
- * The one runner of the operation table: validate (EINPUT, nothing sent) -> send through the
- * device client -> map errors (a CGI error line in a 200 answer and an XML failure document are
- * EDEVICE) -> parse.
+ * The one runner of the operation table: validate (EINPUT, nothing sent) -> send through the one
+ * answer path (lib/answer.ts) -> map errors (a CGI error line in a 200 answer and an XML failure
+ * document are EDEVICE) -> parse.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { buildCgiPath, cgiFailure } from '../cgi/codec';
+import { cgiExchange, xmlExchange } from '../answer';
+import { buildCgiPath } from '../cgi/codec';
 import { IpcamError, inputError } from '../errors';
 import { echo } from '../echo';
 import { didYouMean } from '../suggest';
 import { secretValues } from '../params';
 import type { DeviceClient, RequestOptions } from '../transport/client';
-import { xmlCall } from '../xml/call';
-import type { CgiAnswer, OpClass, OpContext, OpRequest, OpResult, Operation } from './types';
+import type { XmlElement } from '../xml/codec';
+import type { OpClass, OpContext, OpRequest, OpResult, Operation } from './types';
 
 export interface RunOptions {
   signal?: AbortSignal;
@@ -29,31 +30,7 @@ export function targetOf(request: OpRequest): string {
   return buildCgiPath(request.path, request.query);
 }
 
-/** Text answers are read for error lines; pictures, archives and firmware are not. */
-function isText(contentType: string): boolean {
-  const type = contentType.split(';')[0]?.trim().toLowerCase() ?? '';
-  return type === '' || type.startsWith('text/');
-}
-
-/**
- * A CGI answer whose text is decoded when first read, and only then: a download, a backup or a
- * picture is handed on as its bytes and never becomes a string too (a 31 MiB file would be a
- * 62 MB string beside its Buffer).
- */
-export function cgiAnswer(status: number, contentType: string, headers: CgiAnswer['headers'], body: Buffer, secrets: readonly string[]): CgiAnswer {
-  let text: string | undefined;
-  return {
-    status,
-    contentType,
-    headers,
-    body,
-    secrets,
-    get text(): string {
-      text ??= body.toString('utf8');
-      return text;
-    },
-  };
-}
+export { cgiAnswer } from '../answer';
 
 export function contextFor(client: DeviceClient, options: RunOptions = {}): OpContext {
   const signal = options.signal;
@@ -76,20 +53,25 @@ export function contextFor(client: DeviceClient, options: RunOptions = {}): OpCo
         opts.upload = request.body.file;
       }
       if (request.onUpload) opts.onUpload = request.onUpload;
-      const res = await client.request(opts);
-      const secrets = [...client.secrets, ...carried, ...(request.secrets ?? [])];
-      if (res.status === 200 && !request.content && isText(res.contentType)) {
-        const failure = cgiFailure(res.body, { what: request.what ?? `request ${request.path}`, names: request.names ?? [], secrets });
-        if (failure) throw failure;
-      }
-      return cgiAnswer(res.status, res.contentType, res.headers, res.body, secrets);
+      if (request.control) opts.control = true;
+      if (request.allowHttpError) opts.allowHttpError = true;
+      return cgiExchange(client, opts, {
+        what: request.what ?? `request ${request.path}`,
+        names: request.names ?? [],
+        secrets: [...carried, ...(request.secrets ?? [])],
+        ...(request.content && { content: true }),
+        ...(request.groups && { groups: true }),
+      });
     },
     xml(request) {
-      return xmlCall(client, {
+      return xmlExchange(client, {
         path: targetOf(request),
         method: request.method ?? 'POST',
         ...(request.xml !== undefined && { body: request.xml }),
         ...(signal && { signal }),
+        ...(request.control && { control: true }),
+        ...(request.maxBytes !== undefined && { maxBytes: request.maxBytes }),
+        ...(request.maxElements !== undefined && { maxElements: request.maxElements }),
         secrets: [...carried, ...(request.secrets ?? [])],
       });
     },
@@ -102,6 +84,14 @@ export function contextFor(client: DeviceClient, options: RunOptions = {}): OpCo
       });
     },
   };
+}
+
+/**
+ * One XML exchange of a library call (plates, PTZ, vehicle config, device info, HTTP post
+ * config) through the runner: the same send, answer path and error mapping as every operation.
+ */
+export function sendXml(client: DeviceClient, request: OpRequest, signal?: AbortSignal): Promise<XmlElement> {
+  return contextFor(client, signal ? { signal } : {}).xml(request);
 }
 
 /**

@@ -3,6 +3,7 @@
  * needs, its parameters (lib/params, limits as data), how its request is built (through the CGI or
  * XML codec only), how its answer is read, and its class: who may choose it.
  */
+import type { CgiAnswer } from '../answer';
 import type { CgiParams } from '../cgi/codec';
 import type { Param, ShapeValue } from '../params';
 import type { DeviceClient } from '../transport/client';
@@ -53,21 +54,14 @@ export interface OpRequest {
    * `Error` is data there, not an error line.
    */
   content?: boolean;
-}
-
-/** A CGI answer (error lines in a 200 answer are already EDEVICE). */
-export interface CgiAnswer {
-  status: number;
-  contentType: string;
-  headers: Record<string, string | string[] | undefined>;
-  body: Buffer;
-  /** The body as UTF-8 text, decoded when first read (binary answers are never read so). */
-  readonly text: string;
-  /**
-   * What the device's words in this answer must not hold to be shown (`holdsSecret`): the
-   * device's credentials, the call's secret parameters and the request's own.
-   */
-  secrets: readonly string[];
+  /** A short command (relay, PTZ, I/O check): sent on the device's control lane, never behind slow answers. */
+  control?: boolean;
+  /** Most elements an XML answer may hold (default `MAX_XML_ELEMENTS`). */
+  maxElements?: number;
+  /** A parameter list: leading missing-group error lines are no refusal (see `AnswerContext.groups`). */
+  groups?: boolean;
+  /** Non-2xx answers are handed to the parser (GetSnapshot's failure documents come with 400), not `EHTTP`. */
+  allowHttpError?: boolean;
 }
 
 /** What an operation gives: `payload`, and message fields beside it. */
@@ -76,6 +70,8 @@ export interface OpResult<R = unknown> {
   filename?: string;
   contentType?: string;
   total?: number;
+  /** Parameter groups asked that the device lacks (`msg.missing`). */
+  missing?: string[];
 }
 
 /** What an operation's procedure may do: send requests through the runner, report progress. */
@@ -173,4 +169,4 @@ export function defineOp<P, R>(op: OperationOf<P, R>): Operation {
   };
 }
 
-export type { ShapeValue };
+export type { CgiAnswer, ShapeValue };

@@ -49,7 +49,10 @@ export const paramRoute: Route = (ctx) => {
   const level = match[1] as string;
   const action = queryValue(ctx, 'action');
   if (action === 'list') {
-    sendText(ctx.res, 200, listParams(ctx));
+    const text = listParams(ctx);
+    // Field notes: some firmware answers its text in ISO-8859-1 and says so.
+    if (ctx.state.answer.latin1) sendBuffer(ctx.res, 200, Buffer.from(text, 'latin1'), 'text/plain; charset=iso-8859-1');
+    else sendText(ctx.res, 200, text);
   } else if (action === 'update' || action === 'add' || action === 'remove') {
     if (!(CHANGE_LEVELS as readonly string[]).includes(level)) sendText(ctx.res, 401, 'Unauthorized');
     else sendText(ctx.res, 200, action === 'update' ? updateParams(ctx) : action === 'add' ? addGroup(ctx) : removeGroup(ctx));
@@ -69,7 +72,12 @@ function listParams(ctx: SimContext): string {
   // Spec: an invalid parameter value gives 200 with an empty body.
   if (groups.length > PARAM_NAMES_MAX || groups.some((g) => g.length > PARAM_NAME_MAX || !PARAM_PATTERN.test(g))) return '';
   const selected = [...ctx.state.params].filter(([name]) => groups.length === 0 || groups.some((g) => inGroup(name, g)));
-  return selected.map(([name, value]) => `root.${name}=${value}\r\n`).join('');
+  // Field notes: one error line per group the device lacks, first; the groups it has follow, and
+  // after an error line they may come without `root.`.
+  const lacking = groups.filter((g) => !selected.some(([name]) => inGroup(name, g)));
+  const errors = lacking.map((g) => `# Error: Error -1 getting param in group '${g}'\r\n`).join('');
+  const prefix = lacking.length > 0 ? '' : 'root.';
+  return errors + selected.map(([name, value]) => `${prefix}${name}=${value}\r\n`).join('');
 }
 
 /** `name` is `group`, lies under it, or matches it with `*` standing for any characters. */

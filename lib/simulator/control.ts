@@ -7,7 +7,7 @@ import type { StreamFault, StreamStyle } from './io';
 import { sendText } from './respond';
 
 const CONTROL_PREFIX = '/_sim/';
-const ANSWER_KEYS = ['http10', 'halfOpen'] as const;
+const ANSWER_KEYS = ['http10', 'halfOpen', 'latin1', 'refuseRelay', 'refusePtz', 'refuseCheck', 'refuseStream'] as const;
 const FAULT_KINDS = new Set<Fault['kind']>(['stall', 'drop', 'status', 'garbage', 'slow', 'answer']);
 
 /**
@@ -19,7 +19,9 @@ const FAULT_KINDS = new Set<Fault['kind']>(['stall', 'drop', 'status', 'garbage'
  * keep-alives `{ kind: 'keepalive', empty: true }`, tracking bursts `{ kind: 'tracking', count }`,
  * a raw `currentTime` such as the 20-digit one of a recorder bug), `GET /_sim/io`,
  * `POST /_sim/io` ({ input, active } | { output, active } | { detection, group, level, threshold? } |
- * { streamFault } | { streamStyle }), `POST /_sim/answer` ({ http10?, halfOpen? } booleans), `GET /_sim/ptz`.
+ * { streamFault } | { streamStyle }), `POST /_sim/answer` ({ http10?, halfOpen?, latin1?, refuseRelay?, refusePtz?, refuseCheck?,
+ * refuseStream? } booleans: `latin1` answers parameter lists in ISO-8859-1, each `refuse*` makes
+ * the device refuse that kind of command as real firmware does, HTTP 200 with a `# Error:` line), `GET /_sim/ptz`.
  */
 export function controlRoute(ctx: SimContext, sim: Simulator): ReturnType<Route> {
   if (!ctx.path.startsWith(CONTROL_PREFIX)) return false;
@@ -139,7 +141,7 @@ function ioControl(ctx: SimContext): true {
   return sendJson(ctx, 200, ioSnapshot(ctx));
 }
 
-/** `{ http10?, halfOpen? }`: how the device answers from now on. */
+/** `{ http10?, halfOpen?, latin1?, refuse*? }`: how the device answers from now on. */
 function answerControl(ctx: SimContext, sim: Simulator): true {
   let body: unknown;
   try {
@@ -147,7 +149,7 @@ function answerControl(ctx: SimContext, sim: Simulator): true {
   } catch {
     return sendJson(ctx, 400, { error: 'body is not JSON' });
   }
-  if (typeof body !== 'object' || body === null) return sendJson(ctx, 400, { error: 'give { http10?, halfOpen? }' });
+  if (typeof body !== 'object' || body === null) return sendJson(ctx, 400, { error: `give { ${ANSWER_KEYS.join('?, ')}? }` });
   const style: Partial<AnswerStyle> = {};
   for (const key of ANSWER_KEYS) {
     const value = (body as Record<string, unknown>)[key];

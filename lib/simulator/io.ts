@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Route, SimContext } from './context';
 import { queryValue } from './context';
-import { sendText } from './respond';
+import { sendRefusal, sendText } from './respond';
 
 /** How the simulated device frames its multipart streams (the quirks of the field notes). */
 export interface StreamStyle {
@@ -184,6 +184,7 @@ export class SimulatedIo {
     if (kind === 'output' && action !== undefined) return this.relayAction(ctx, action);
     const check = queryValue(ctx, 'check');
     if (check !== undefined) {
+      if (ctx.state.answer.refuseCheck) return sendRefusal(ctx.res, `Error getting ${kind} status`);
       const ids = parseIds(check);
       if (!ids || ids.some((id) => !ports.has(id))) return badRequest(ctx, `unknown ${kind} in "${check}"`);
       sendText(ctx.res, 200, ids.map((id) => `${kind}${id}=${ports.get(id) ? 1 : 0}\r\n`).join(''));
@@ -191,6 +192,7 @@ export class SimulatedIo {
     }
     const monitor = queryValue(ctx, 'monitor');
     if (monitor !== undefined) {
+      if (ctx.state.answer.refuseStream) return sendRefusal(ctx.res, `Error starting ${kind} monitor`);
       const ids = monitor === '' ? [] : parseIds(monitor);
       if (!ids || ids.some((id) => !ports.has(id))) return badRequest(ctx, `unknown ${kind} in "${monitor}"`);
       const stream = this.open(ctx.res, kind, ids);
@@ -205,6 +207,7 @@ export class SimulatedIo {
   private detection(ctx: SimContext): true {
     const kind = (queryValue(ctx, 'type') ?? 'motion') as DetectionKind;
     if (kind !== 'motion' && kind !== 'audio') return badRequest(ctx, `unknown detection type ${kind}`);
+    if (ctx.state.answer.refuseStream) return sendRefusal(ctx.res, `Error starting ${kind} detection`);
     const groupText = queryValue(ctx, 'group');
     const groups = groupText === undefined || groupText === '' ? [] : parseIds(groupText);
     if (!groups || groups.some((g) => !this.levels[kind].has(g))) return badRequest(ctx, `unknown group in "${groupText ?? ''}"`);
@@ -224,7 +227,9 @@ export class SimulatedIo {
   private relayAction(ctx: SimContext, action: string): true {
     const match = /^(\d*):([/\\](\d+[/\\])*)(\d+)?$/.exec(action);
     const port = match ? Number(match[1] === '' ? 1 : match[1]) : NaN;
-    if (!match || !this.outputs.has(port)) return badRequest(ctx, `bad action "${action}"`);
+    if (!match) return badRequest(ctx, `bad action "${action}"`);
+    // Real firmware: an output it lacks, or a relay it cannot drive, is a 200 with an error line.
+    if (!this.outputs.has(port) || ctx.state.answer.refuseRelay) return sendRefusal(ctx.res, 'Error setting output');
     const steps = (match[2] as string).match(/[/\\]|\d+/g) as string[];
     let at = 0;
     for (const step of steps) {

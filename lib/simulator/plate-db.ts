@@ -1,5 +1,5 @@
 /** The simulated on-device plate database and plate recognition settings, with the spec's rules. */
-import type { PlateRecord } from '../xml/plates';
+import type { PlateRecord } from '../ops/plates';
 
 /** A stored plate has the fields the interface reads back. */
 export type StoredPlate = PlateRecord;

@@ -1,7 +1,7 @@
 import { buildDocument, child, xml, type XmlNode } from '../xml/codec';
-import { XML_CRUISE_ID, XML_PRESET_ID, XML_PRESET_NAME_MAX } from '../xml/ptz-presets';
+import { XML_CRUISE_ID, XML_PRESET_ID, XML_PRESET_NAME_MAX } from '../ops/ptz-presets';
 import type { Route, SimContext } from './context';
-import { sendText, sendXml, sendXmlStatus, sendXmlSuccess, xmlBody } from './respond';
+import { sendRefusal, sendText, sendXml, sendXmlStatus, sendXmlSuccess, xmlBody } from './respond';
 
 const ACTIONS = ['Up', 'Down', 'Left', 'Right', 'LeftUp', 'LeftDown', 'RightUp', 'RightDown', 'ZoomIn', 'ZoomOut', 'Near', 'Far', 'IrisOpen', 'IrisClose', 'Stop'];
 const XML_PRESET_OPERATIONS = ['PtzGotoPreset', 'PtzAddPreset', 'PtzDeletePreset', 'PtzGetPresets', 'PtzGetCruises', 'PtzRunCruise', 'PtzStopCruise'];
@@ -56,6 +56,9 @@ export class SimulatedPtz {
     if (operation === 'PtzGetCaps') return this.caps(ctx, rest);
     if (operation === 'PtzControl') return this.control(ctx, rest);
     if (operation !== undefined && XML_PRESET_OPERATIONS.includes(operation)) return this.xmlPreset(ctx, operation, rest);
+    const cgi = ctx.path === '/cgi-bin/operator/ptzset' || ctx.path === '/cgi-bin/operator/ptzconfig';
+    // Real firmware refuses a PTZ command with HTTP 200 and an error line (field notes).
+    if (cgi && ctx.state.answer.refusePtz) return sendRefusal(ctx.res, 'Error moving the camera');
     if (ctx.path === '/cgi-bin/operator/ptzset') return this.ptzset(ctx);
     if (ctx.path === '/cgi-bin/operator/ptzconfig') return this.ptzconfig(ctx);
     return false;
@@ -127,7 +130,7 @@ export class SimulatedPtz {
   /**
    * XML presets and cruises (field notes): `presetInfo` / `cruiseInfo` documents with an `id`
    * or a `name`, lists with the id as an attribute; `[/channel]` on every one. Checked with the
-   * limits of lib/xml/ptz-presets.
+   * limits of lib/ops/ptz-presets.
    */
   private xmlPreset(ctx: SimContext, operation: string, rest: string[]): true {
     if (rest.length > 1) return xmlFail(ctx, 1, 'Invalid Request');
@@ -221,7 +224,7 @@ export class SimulatedPtz {
     if (presetNo !== undefined || presetName !== undefined) {
       const key = presetNo !== undefined ? `#${presetNo}` : `@${presetName}`;
       const position = this.presets.get(key);
-      if (position === undefined) return bad(ctx, `no preset ${key.slice(1)}`);
+      if (position === undefined) return sendRefusal(ctx.res, `Error going to preset ${key.slice(1)}`);
       this.position = position;
       // The camera travels to the preset and stops there: a continuous move ends.
       Object.assign(s, { moving: false, action: undefined });

@@ -29,6 +29,15 @@ export function sendText(res: ServerResponse, status: number, text: string, cont
   sendBuffer(res, status, Buffer.from(text, 'utf8'), contentType);
 }
 
+/**
+ * Field notes: CGI firmware refuses a command with HTTP 200 and a `# Error: ...` line (CRLF), on
+ * every CGI: parameters, outputs, PTZ, I/O.
+ */
+export function sendRefusal(res: ServerResponse, words: string): true {
+  sendText(res, 200, `# Error: ${words}\r\n`);
+  return true;
+}
+
 export function sendXml(res: ServerResponse, status: number, xmlText: string): void {
   sendText(res, status, xmlText, 'application/xml; charset=utf-8');
 }

@@ -73,6 +73,16 @@ export interface AnswerStyle {
   http10: boolean;
   /** A half-open peer: requests are read and never answered, open streams stop, nothing is closed. */
   halfOpen: boolean;
+  /** Text answers (parameter lists) in ISO-8859-1, declared `text/plain; charset=iso-8859-1`. */
+  latin1: boolean;
+  /** Relay actions refused as firmware does: HTTP 200 with `# Error: Error setting output`. */
+  refuseRelay: boolean;
+  /** CGI PTZ commands refused: HTTP 200 with a `# Error:` line. */
+  refusePtz: boolean;
+  /** I/O checks refused: HTTP 200 with a `# Error:` line. */
+  refuseCheck: boolean;
+  /** Input/output monitors and detection streams refused at their opening: HTTP 200 with a `# Error:` line, no stream. */
+  refuseStream: boolean;
 }
 
 /** Where the device posts its events, as set by SetHttpPostConfig (`httpPost` block). */
@@ -154,7 +164,7 @@ export function initialState(): SimulatorState {
     ['IOPort.O1.Output.Name', 'Relay 2'],
   ]);
   return { device, params, requests: [], requestCount: 0, faults: [], plates: new PlateDb(), vehicle: initialVehicleSettings(), httpPost: undefined, io: new SimulatedIo(), ptz: new SimulatedPtz(),
-    answer: { http10: false, halfOpen: false },
+    answer: { http10: false, halfOpen: false, latin1: false, refuseRelay: false, refusePtz: false, refuseCheck: false, refuseStream: false },
     equipment: new SimulatedEquipment(),
     files: new SimulatedFiles(),
     certificates: new SimulatedCertificates(),

@@ -1,4 +1,5 @@
 import { finished } from 'node:stream/promises';
+import { openStreamChecked } from '../answer';
 import { IpcamError } from '../errors';
 import type { DeviceHealth } from '../health/device-health';
 import type { DeviceClient, DeviceStream } from '../transport/client';
@@ -185,7 +186,8 @@ export class StreamSupervisor {
 
   private async run(signal: AbortSignal): Promise<void> {
     // No body timeout in the transport: silence is judged here (watchStall), where it may be healthy.
-    const stream = await this.opts.client.openStream({ path: this.opts.path, signal, stallTimeout: 0 });
+    // A 200 answered with an error line instead of a stream is a refusal (EDEVICE), never `connected`.
+    const stream = await openStreamChecked(this.opts.client, { path: this.opts.path, signal, stallTimeout: 0 }, { what: `stream ${this.target}` });
     if (signal.aborted) return void (await stream.close());
     this.stream = stream;
     const boundary = boundaryOf(stream.contentType);

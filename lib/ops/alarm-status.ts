@@ -4,7 +4,7 @@
  * before their `item`s (each with an `id`).
  */
 import { IpcamError } from '../errors';
-import { child, items, type XmlElement } from './codec';
+import { child, items, type XmlElement } from '../xml/codec';
 
 export const ALARM_STATUS_PATH = '/GetAlarmStatus';
 /** Most alarms read from one answer, and how deep blocks are followed. */

@@ -3,10 +3,13 @@ import { checkImage, type ImageType } from '../content-type';
 import { echo } from '../echo';
 import { checkText } from '../params';
 import type { DeviceClient } from '../transport/client';
+import type { Param } from '../params';
+import { runOperation } from './runner';
+import { defineOp, type CgiAnswer, type Operation } from './types';
 import { channelPath } from '../xml/channel';
 import { parseXml } from '../xml/codec';
 import { failureOf } from '../xml/device-errors';
-import { buildCgiPath, type CgiValue } from './codec';
+import { buildCgiPath, type CgiValue } from '../cgi/codec';
 
 export const SNAPSHOT_SOURCES = ['jpg', 'cgi', 'xml'] as const;
 /** How a snapshot node hands the image on: a Buffer, base64 text or a data URL. */
@@ -81,7 +84,7 @@ function answerKind(contentType: string): string {
 }
 
 /** GetSnapshot's failure document as its error; undefined for anything else (a page that is no XML included: that is EPARSE below). */
-function failureDocument(body: Buffer, status: number, secrets: DeviceClient['secrets']): IpcamError | undefined {
+function failureDocument(body: Buffer, status: number, secrets: readonly string[]): IpcamError | undefined {
   if (!/^\s*(\uFEFF)?</.test(body.subarray(0, 64).toString('utf8'))) return undefined;
   let root: ReturnType<typeof parseXml>;
   try {
@@ -92,23 +95,59 @@ function failureDocument(body: Buffer, status: number, secrets: DeviceClient['se
   return failureOf(root, { status, secrets });
 }
 
+/** A snapshot request as the operation's parameter: the checked target and whether it is GetSnapshot. */
+interface SnapshotTarget {
+  path: string;
+  xml: boolean;
+}
+
+const targetParam: Param<SnapshotTarget> = {
+  limits: { type: 'object', fields: {} },
+  parse(value) {
+    const req = (typeof value === 'object' && value !== null ? value : {}) as SnapshotRequest;
+    return { path: checkSnapshotRequest(req).path, xml: req.source === 'xml' };
+  },
+};
+
+/** The picture of an answer, by its bytes; GetSnapshot's failure document is its error. */
+function pictureOf(answer: CgiAnswer, target: SnapshotTarget): Snapshot {
+  const checked = checkImage(answer.body);
+  if (target.xml && !('type' in checked)) {
+    const failure = failureDocument(answer.body, answer.status, answer.secrets);
+    if (failure) throw failure;
+    if (answer.status < 200 || answer.status >= 300) throw new IpcamError('EHTTP', `The device answered HTTP ${answer.status} to ${target.path}`, { status: answer.status });
+  }
+  if (!('type' in checked)) {
+    throw new IpcamError('EPARSE', `The device did not answer ${target.path.split('?')[0]} with a JPEG or PNG picture (it sent ${checked.problem}; its header said ${answerKind(answer.contentType)})`);
+  }
+  return { image: answer.body, contentType: checked.type };
+}
+
+/**
+ * One picture (`/jpg/image.jpg`, `/cgi-bin/admin/image` or GetSnapshot). GetSnapshot answers a
+ * failure document (with 200 or 400) where it has no picture to give; a text answer with an
+ * error line (`# Error: ...` in a 200) is the device refusing: EDEVICE with its words.
+ */
+export const snapshot = defineOp({
+  name: 'snapshot',
+  api: 'cgi',
+  access: 'admin',
+  class: 'read',
+  summary: 'Takes one JPEG or PNG picture',
+  params: targetParam,
+  request: (t) => ({ path: t.path, what: 'snapshot', ...(t.xml && { allowHttpError: true }) }),
+  parse: (answer, t) => ({ payload: pictureOf(answer, t) }),
+});
+
+/** The snapshot call of ipcam-snapshot, run by the one runner; not offered by ipcam-request. */
+export const SNAPSHOT_OPERATIONS: readonly Operation[] = [snapshot];
+
 /**
  * Fetches one picture. Its type is read from its bytes: a whole JPEG or PNG, whatever the device
  * calls it; anything else (HTML, SVG, an empty or cut-short body) is `EPARSE`, whatever its status.
  */
 export async function takeSnapshot(client: DeviceClient, req: SnapshotRequest = {}): Promise<Snapshot> {
-  const { path } = checkSnapshotRequest(req);
-  const xmlSource = req.source === 'xml';
-  // GetSnapshot answers a failure document (with 200 or 400) where it has no picture to give.
-  const res = await client.request({ path, signal: req.signal, ...(xmlSource && { allowHttpError: true }) });
-  const checked = checkImage(res.body);
-  if (xmlSource && !('type' in checked)) {
-    const failure = failureDocument(res.body, res.status, client.secrets);
-    if (failure) throw failure;
-    if (res.status < 200 || res.status >= 300) throw new IpcamError('EHTTP', `The device answered HTTP ${res.status} to ${path}`, { status: res.status });
-  }
-  if (!('type' in checked)) {
-    throw new IpcamError('EPARSE', `The device did not answer ${path.split('?')[0]} with a JPEG or PNG picture (it sent ${checked.problem}; its header said ${answerKind(res.contentType)})`);
-  }
-  return { image: res.body, contentType: checked.type };
+  const { signal, ...request } = req;
+  const { payload } = await runOperation(client, snapshot, request, signal ? { signal } : {});
+  return payload as Snapshot;
 }

@@ -7,8 +7,8 @@
 import { IpcamError, inputError } from '../errors';
 import { echo } from '../echo';
 import { checkWhole, int, text } from '../params';
-import { checkChannel } from './channel';
-import { buildDocument, child, items, xml, type XmlElement } from './codec';
+import { checkChannel } from '../xml/channel';
+import { buildDocument, child, items, xml, type XmlElement } from '../xml/codec';
 
 /** Field notes: PtzGetPresets answers `maxCount="360"` (PtzGetCaps `presetMaxCount` 255 on cameras). */
 export const XML_PRESET_ID = { min: 1, max: 360 } as const;

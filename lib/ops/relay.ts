@@ -1,9 +1,10 @@
 import { IpcamError, inputError } from '../errors';
 import { echo } from '../echo';
-import { checkWhole, int, oneOf, text, withDefault } from '../params';
+import { bool, checkWhole, int, oneOf, shape, text, withDefault, type Param } from '../params';
 import type { DeviceClient } from '../transport/client';
-import { buildCgiPath } from './codec';
 import { checkIo } from './io';
+import { runOperation } from './runner';
+import { defineOp, type OpRequest, type Operation } from './types';
 
 /** Output action characters: `/` active, `\` inactive (sent as `%5C`). */
 const ACTIVE = '/';
@@ -23,6 +24,10 @@ export const SEQUENCE_MAX = 256;
 export interface RelayState {
   output: number;
   active: boolean;
+  /** A pulse: how long the relay was active (ms). */
+  pulse?: number;
+  /** A sequence: the action sent (`[relay]:<a>[<wait><a>...]`). */
+  sequence?: string;
 }
 
 /** What a relay node does with a message: Mode of its settings and the payload's override. */
@@ -149,25 +154,76 @@ export function checkSequence(value: unknown, output: number): { action: string;
   return { action: `${id}:${text.slice(text.indexOf(':') + 1)}`, output: id, finalActive: actions.endsWith(ACTIVE) };
 }
 
-async function sendAction(client: DeviceClient, action: string, signal?: AbortSignal): Promise<void> {
-  await client.request({ path: buildCgiPath('/cgi-bin/admin/output', { action }), signal, control: true });
+/** Spec 4.4: `output?action=...`, on the control lane. */
+const OUTPUT_PATH = '/cgi-bin/admin/output';
+
+function outputAction(action: string): OpRequest {
+  // A refusal comes as HTTP 200 with `# Error: Error setting output`: EDEVICE, never a success.
+  return { path: OUTPUT_PATH, query: { action }, control: true, what: 'relay command' };
 }
 
-export async function setRelay(client: DeviceClient, output: number, active: boolean, signal?: AbortSignal): Promise<RelayState> {
-  await sendAction(client, `${checkOutput(output)}:${active ? ACTIVE : INACTIVE}`, signal);
-  return { output, active };
+/** The relay's own checks (their messages name the node's settings), as parameters of the operations. */
+const outputParam: Param<number> = { limits: RELAY_SETTINGS.output.limits, parse: (value) => checkOutput(value) };
+const pulseParam: Param<number> = { limits: RELAY_SETTINGS.pulse.limits, parse: (value) => checkPulse(value) };
+/** Checked whole with the relay it names by `checkSequence`, when the request is built. */
+const sequenceParam: Param<unknown> = { limits: RELAY_SETTINGS.sequence.limits, parse: (value) => value };
+
+export const relaySwitch = defineOp({
+  name: 'relaySwitch',
+  api: 'cgi',
+  access: 'admin',
+  class: 'change',
+  summary: 'Switches an output relay on or off',
+  params: shape({ output: outputParam, active: bool() }),
+  request: (p) => outputAction(`${p.output}:${p.active ? ACTIVE : INACTIVE}`),
+  parse: (_answer, p): { payload: RelayState } => ({ payload: { output: p.output, active: p.active } }),
+});
+
+/** Active for `pulse` ms, then inactive; the answer is the state it ends in and the pulse. */
+export const relayPulse = defineOp({
+  name: 'relayPulse',
+  api: 'cgi',
+  access: 'admin',
+  class: 'change',
+  summary: 'Pulses an output relay: active for the pulse (ms), then inactive',
+  params: shape({ output: outputParam, pulse: pulseParam }),
+  request: (p) => outputAction(`${p.output}:${ACTIVE}${p.pulse}${INACTIVE}`),
+  parse: (_answer, p): { payload: RelayState } => ({ payload: { output: p.output, active: false, pulse: p.pulse } }),
+});
+
+export const relaySequence = defineOp({
+  name: 'relaySequence',
+  api: 'cgi',
+  access: 'admin',
+  class: 'change',
+  summary: 'Plays a sequence of actions and waits on an output relay',
+  params: shape({ output: outputParam, sequence: sequenceParam }),
+  request: (p) => outputAction(checkSequence(p.sequence, p.output).action),
+  parse(_answer, p): { payload: RelayState } {
+    const checked = checkSequence(p.sequence, p.output);
+    return { payload: { output: checked.output, active: checked.finalActive, sequence: checked.action } };
+  },
+});
+
+/** The relay calls of ipcam-relay, run by the one runner; not offered by ipcam-request. The check is `ioCheck` (lib/ops/io). */
+export const RELAY_OPERATIONS: readonly Operation[] = [relaySwitch, relayPulse, relaySequence];
+
+async function run(client: DeviceClient, op: Operation, input: Record<string, unknown>, signal?: AbortSignal): Promise<RelayState> {
+  const { payload } = await runOperation(client, op, input, signal ? { signal } : {});
+  return payload as RelayState;
+}
+
+export function setRelay(client: DeviceClient, output: number, active: boolean, signal?: AbortSignal): Promise<RelayState> {
+  return run(client, relaySwitch, { output, active }, signal);
 }
 
 /** Active for `ms`, then inactive; the answer is the state it ends in. */
-export async function pulseRelay(client: DeviceClient, output: number, ms: unknown, signal?: AbortSignal): Promise<RelayState> {
-  await sendAction(client, `${checkOutput(output)}:${ACTIVE}${checkPulse(ms)}${INACTIVE}`, signal);
-  return { output, active: false };
+export function pulseRelay(client: DeviceClient, output: number, ms: unknown, signal?: AbortSignal): Promise<RelayState> {
+  return run(client, relayPulse, { output, pulse: ms }, signal);
 }
 
-export async function runRelaySequence(client: DeviceClient, output: number, sequence: unknown, signal?: AbortSignal): Promise<RelayState> {
-  const checked = checkSequence(sequence, checkOutput(output));
-  await sendAction(client, checked.action, signal);
-  return { output: checked.output, active: checked.finalActive };
+export function runRelaySequence(client: DeviceClient, output: number, sequence: unknown, signal?: AbortSignal): Promise<RelayState> {
+  return run(client, relaySequence, { output, sequence }, signal);
 }
 
 export async function readRelay(client: DeviceClient, output: number, signal?: AbortSignal): Promise<RelayState> {

@@ -2,8 +2,8 @@ import { IpcamError, inputError } from '../errors';
 import { echo } from '../echo';
 import { checkDuration, TimedMoves } from '../timed-moves';
 import type { DeviceClient } from '../transport/client';
-import { xmlCall } from './call';
-import { checkChannel, checkSpeed, DEFAULT_SPEED_RANGE, PTZ_ACTIONS, ptzAction, ptzControl, speedRange, type PtzAction } from './ptz';
+import { sendXml } from './runner';
+import { checkChannel, checkSpeed, DEFAULT_SPEED_RANGE, PTZ_ACTIONS, ptzAction, ptzControl, speedRange, type PtzAction } from './ptz-xml';
 import {
   addPresetRequest,
   checkXmlPreset,
@@ -88,7 +88,7 @@ export class PtzMover extends TimedMoves {
     const channel = checkChannel(request.channel);
     checkDuration(request.duration);
     if (request.home !== undefined && request.home !== false) throw inputError('home (a preset as home position) is for the CGI interface only');
-    const send = (r: XmlRequest): Promise<unknown> => xmlCall(this.client, { path: r.path, ...(r.xml !== undefined && { body: r.xml }), ...(signal && { signal }), control: true });
+    const send = (r: XmlRequest): Promise<unknown> => sendXml(this.client, { path: r.path, ...(r.xml !== undefined && { xml: r.xml }), control: true }, signal);
     const key = String(channel);
     switch (action) {
       case 'gotoPreset': {
@@ -120,16 +120,16 @@ export class PtzMover extends TimedMoves {
         await send(stopCruiseRequest(channel));
         break;
       case 'listPresets':
-        return { action, ok: true, list: parsePtzList(await xmlCall(this.client, { path: presetsRequest(channel).path, ...(signal && { signal }), control: true }), 'presetInfo') };
+        return { action, ok: true, list: parsePtzList(await sendXml(this.client, { path: presetsRequest(channel).path, control: true }, signal), 'presetInfo') };
       case 'listTours':
-        return { action, ok: true, list: parsePtzList(await xmlCall(this.client, { path: cruisesRequest(channel).path, ...(signal && { signal }), control: true }), 'cruiseInfo') };
+        return { action, ok: true, list: parsePtzList(await sendXml(this.client, { path: cruisesRequest(channel).path, control: true }, signal), 'cruiseInfo') };
     }
     return { action, ok: true };
   }
 
   /** The id of the preset named `name` on `channel` (PtzGetPresets); EDEVICE when there is none. */
   private async presetId(channel: number, name: string, signal?: AbortSignal): Promise<number> {
-    const list = parsePtzList(await xmlCall(this.client, { path: presetsRequest(channel).path, ...(signal && { signal }), control: true }), 'presetInfo');
+    const list = parsePtzList(await sendXml(this.client, { path: presetsRequest(channel).path, control: true }, signal), 'presetInfo');
     const found = list.find((p) => p.name === name);
     if (!found) throw new IpcamError('EDEVICE', `The device has no preset named ${echo(name)} on channel ${channel}`, { deviceCode: 20 });
     return found.id;

@@ -1,10 +1,11 @@
 import { recordField, WalkBudget } from '../budgets';
 import { IpcamError, inputError } from '../errors';
-import { checkWhole } from '../params';
+import { checkWhole, type Param } from '../params';
 import type { DeviceClient } from '../transport/client';
-import { xmlCall } from './call';
-import { buildDocument, child, items, xml, type XmlElement, type XmlNode } from './codec';
-import { deviceErrorText } from './device-errors';
+import { runOperation } from './runner';
+import { defineOp, type OpContext, type Operation } from './types';
+import { buildDocument, child, items, xml, type XmlElement, type XmlNode } from '../xml/codec';
+import { deviceErrorText } from '../xml/device-errors';
 import { checkGroup, checkPlate, checkPlateList, hasDetails, MAX_PLATES, type CheckedPlate, type PlateInput } from './plate-input';
 
 /** A plate as the device stores it. */
@@ -84,25 +85,46 @@ export interface AddOptions extends BatchOptions {
   upsert?: boolean;
 }
 
+/** A parameter checked by `check` (the plate rules of lib/ops/plate-input) before anything is sent. */
+function checked<T>(check: (value: Record<string, unknown>) => T): Param<T> {
+  return { limits: { type: 'object', fields: {} }, parse: (value) => check(typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {}) };
+}
+
+function signalOf(opts: CallOptions): { signal?: AbortSignal } {
+  return opts.signal ? { signal: opts.signal } : {};
+}
+
 /**
  * Adds any number of plates, 100 per request, each reply item mapped back to its plate by
  * `index`. Owner, phone and validity dates are set with a follow-up ModifyLicensePlate.
  */
-export async function addPlates(client: DeviceClient, input: unknown, opts: AddOptions = {}): Promise<PlateResult[]> {
-  const plates = checkPlateList(input, opts.group);
-  const results: PlateResult[] = [];
-  for (let start = 0; start < plates.length; start += MAX_PLATES_PER_ADD) {
-    const batch = plates.slice(start, start + MAX_PLATES_PER_ADD);
-    const codes = await addBatch(client, batch, opts.signal);
-    for (const [i, plate] of batch.entries()) {
-      const code = codes.get(i + 1);
-      results.push(await settleAdded(client, plate, code, opts));
+export const addPlatesOp = defineOp({
+  name: 'addPlates',
+  api: 'xml',
+  access: 'admin',
+  class: 'change',
+  summary: 'Adds plates to the plate database, 100 per request; results per plate',
+  params: checked((v) => ({ plates: checkPlateList(v['plates'], v['group'] as string | undefined), upsert: v['upsert'] === true })),
+  async run(ctx, p) {
+    const results: PlateResult[] = [];
+    for (let start = 0; start < p.plates.length; start += MAX_PLATES_PER_ADD) {
+      const batch = p.plates.slice(start, start + MAX_PLATES_PER_ADD);
+      const codes = await addBatch(ctx, batch);
+      for (const [i, plate] of batch.entries()) {
+        const code = codes.get(i + 1);
+        results.push(await settleAdded(ctx, plate, code, p.upsert));
+      }
     }
-  }
-  return results;
+    return { payload: results };
+  },
+});
+
+export async function addPlates(client: DeviceClient, input: unknown, opts: AddOptions = {}): Promise<PlateResult[]> {
+  const { payload } = await runOperation(client, addPlatesOp, { plates: input, group: opts.group, upsert: opts.upsert }, signalOf(opts));
+  return payload as PlateResult[];
 }
 
-async function addBatch(client: DeviceClient, batch: CheckedPlate[], signal?: AbortSignal): Promise<Map<number, number>> {
+async function addBatch(ctx: OpContext, batch: CheckedPlate[]): Promise<Map<number, number>> {
   const body = buildDocument(PLATE_VERSION, [
     xml.list(
       'licensePlates',
@@ -110,7 +132,7 @@ async function addBatch(client: DeviceClient, batch: CheckedPlate[], signal?: Ab
       MAX_PLATES_PER_ADD,
     ),
   ]);
-  const root = await xmlCall(client, { path: '/AddLicensePlates', body, signal });
+  const root = await ctx.xml({ path: '/AddLicensePlates', xml: body });
   const codes = new Map<number, number>();
   for (const item of items(child(root, 'licensePlatesReply'))) {
     const index = Number(child(item, 'index')?.text);
@@ -120,13 +142,13 @@ async function addBatch(client: DeviceClient, batch: CheckedPlate[], signal?: Ab
   return codes;
 }
 
-async function settleAdded(client: DeviceClient, plate: CheckedPlate, code: number | undefined, opts: AddOptions): Promise<PlateResult> {
+async function settleAdded(ctx: OpContext, plate: CheckedPlate, code: number | undefined, upsert: boolean): Promise<PlateResult> {
   if (code === undefined) return failed(plate, -1, 'The device sent no reply for this plate');
-  const exists = code === CODE_EXISTS && opts.upsert === true;
+  const exists = code === CODE_EXISTS && upsert;
   if (code !== 0 && !exists) return failed(plate, code, deviceErrorText(code));
   if (!hasDetails(plate)) return succeeded(plate);
   try {
-    await modifyPlate(client, plate, { signal: opts.signal });
+    await modifyOne(ctx, plate);
     return succeeded(plate);
   } catch (err) {
     if (!plateError(err)) throw err;
@@ -153,40 +175,55 @@ export const MAX_PAGES = Math.ceil(MAX_PLATES / QUERY_PAGE);
  * EDEVICE, never a loop. Every field is held to `MAX_RECORD_FIELD_BYTES` (EPARSE beyond) and the
  * plates kept to the walk budget `MAX_WALK_BYTES` (EDEVICE beyond).
  */
-export async function queryPlates(client: DeviceClient, query: PlateQuery = {}, opts: QueryOptions = {}): Promise<{ plates: PlateRecord[]; total: number }> {
-  const maxPages = checkWhole(opts.maxPages ?? MAX_PAGES, 'maxPages', 1, MAX_PAGES);
-  const group = checkGroup(query.group);
-  const offset = checkWhole(query.offset ?? 0, 'offset', 0, MAX_PLATES);
-  const limit = query.limit === undefined ? undefined : checkWhole(query.limit, 'limit', 1, MAX_PLATES);
-
-  const plates: PlateRecord[] = [];
-  const budget = new WalkBudget('read of the plate list');
-  let total: number | undefined;
-  let previousFirst: string | undefined;
-  let previousOffset = 0;
-  for (let pages = 0; ; pages++) {
-    if (pages >= maxPages) throw tooManyPages(maxPages);
-    const wanted = limit === undefined ? QUERY_PAGE : Math.min(QUERY_PAGE, limit - plates.length);
-    const resultOffset = offset + plates.length + 1;
-    // A device that ignores maxResult: the rest of its page is read as the next page.
-    const page = await queryPage(client, group, resultOffset, wanted, pages === 0, opts.signal);
-    const got = page.plates;
-    if (page.total !== undefined) total = page.total;
-    if (got.length === 0) break;
-    // A page starting where the one before started is the device going back, not paging on.
-    const first = `${got[0]?.group}\u0000${got[0]?.plate}`;
-    if (first === previousFirst) throw repeatedPage(resultOffset, previousOffset);
-    previousFirst = first;
-    previousOffset = resultOffset;
-    for (const plate of got) {
-      budget.spend(Object.values(plate));
-      plates.push(plate);
+export const queryPlatesOp = defineOp({
+  name: 'queryPlates',
+  api: 'xml',
+  access: 'admin',
+  class: 'read',
+  summary: 'Reads the plates of a group, page by page up to the total (or a limit)',
+  params: checked((v) => {
+    const query = (typeof v['query'] === 'object' && v['query'] !== null ? v['query'] : {}) as PlateQuery;
+    const maxPages = checkWhole(v['maxPages'] ?? MAX_PAGES, 'maxPages', 1, MAX_PAGES);
+    const group = checkGroup(query.group);
+    const offset = checkWhole(query.offset ?? 0, 'offset', 0, MAX_PLATES);
+    const limit = query.limit === undefined ? undefined : checkWhole(query.limit, 'limit', 1, MAX_PLATES);
+    return { maxPages, group, offset, limit };
+  }),
+  async run(ctx, { maxPages, group, offset, limit }) {
+    const plates: PlateRecord[] = [];
+    const budget = new WalkBudget('read of the plate list');
+    let total: number | undefined;
+    let previousFirst: string | undefined;
+    let previousOffset = 0;
+    for (let pages = 0; ; pages++) {
+      if (pages >= maxPages) throw tooManyPages(maxPages);
+      const wanted = limit === undefined ? QUERY_PAGE : Math.min(QUERY_PAGE, limit - plates.length);
+      const resultOffset = offset + plates.length + 1;
+      // A device that ignores maxResult: the rest of its page is read as the next page.
+      const page = await queryPage(ctx, group, resultOffset, wanted, pages === 0);
+      const got = page.plates;
+      if (page.total !== undefined) total = page.total;
+      if (got.length === 0) break;
+      // A page starting where the one before started is the device going back, not paging on.
+      const first = `${got[0]?.group}\u0000${got[0]?.plate}`;
+      if (first === previousFirst) throw repeatedPage(resultOffset, previousOffset);
+      previousFirst = first;
+      previousOffset = resultOffset;
+      for (const plate of got) {
+        budget.spend(Object.values(plate));
+        plates.push(plate);
+      }
+      // Without a declared total, a full page means there may be more.
+      const more = total === undefined ? got.length === wanted : offset + plates.length < total;
+      if (!more || (limit !== undefined && plates.length >= limit)) break;
     }
-    // Without a declared total, a full page means there may be more.
-    const more = total === undefined ? got.length === wanted : offset + plates.length < total;
-    if (!more || (limit !== undefined && plates.length >= limit)) break;
-  }
-  return { plates, total: total ?? offset + plates.length };
+    return { payload: { plates, total: total ?? offset + plates.length } };
+  },
+});
+
+export async function queryPlates(client: DeviceClient, query: PlateQuery = {}, opts: QueryOptions = {}): Promise<{ plates: PlateRecord[]; total: number }> {
+  const { payload } = await runOperation(client, queryPlatesOp, { query, maxPages: opts.maxPages }, signalOf(opts));
+  return payload as { plates: PlateRecord[]; total: number };
 }
 
 function repeatedPage(resultOffset: number, previousOffset: number): IpcamError {
@@ -201,13 +238,13 @@ function tooManyPages(maxPages: number): IpcamError {
   return new IpcamError('EDEVICE', `The device sent ${maxPages} pages of plates (${why}) without reaching the end: it ignores resultOffset or sends too many pages`);
 }
 
-async function queryPage(client: DeviceClient, group: string, resultOffset: number, maxResult: number, first: boolean, signal?: AbortSignal): Promise<{ plates: PlateRecord[]; total?: number }> {
+async function queryPage(ctx: OpContext, group: string, resultOffset: number, maxResult: number, first: boolean): Promise<{ plates: PlateRecord[]; total?: number }> {
   const body = buildDocument(PLATE_VERSION, [
     xml.el('searchFilter', [xml.uint('maxResult', maxResult), xml.uint('resultOffset', resultOffset), xml.str('groupId', group)]),
   ]);
   let root: XmlElement;
   try {
-    root = await xmlCall(client, { path: '/GetLicensePlates', body, signal, maxBytes: PLATE_PAGE_MAX_BYTES, maxElements: PLATE_PAGE_MAX_ELEMENTS });
+    root = await ctx.xml({ path: '/GetLicensePlates', xml: body, maxBytes: PLATE_PAGE_MAX_BYTES, maxElements: PLATE_PAGE_MAX_ELEMENTS });
   } catch (err) {
     // Spec: an empty database answers errorCode 20; that is an empty list, not a failure. After
     // the first page it only says there is nothing more, not that the group is empty.
@@ -243,31 +280,63 @@ function toRecord(item: XmlElement): PlateRecord {
 }
 
 /** Changes owner, phone and validity dates of an existing plate (every element `type="string"`). */
-export async function modifyPlate(client: DeviceClient, input: unknown, opts: CallOptions = {}): Promise<{ plate: string; group: string; ok: true }> {
-  const plate = checkPlate(input);
-  if (!hasDetails(plate)) throw inputError(`Plate ${plate.plate}: nothing to modify (give owner, phone, begin or end)`);
+async function modifyOne(ctx: OpContext, plate: CheckedPlate): Promise<{ plate: string; group: string; ok: true }> {
   const fields: XmlNode[] = [xml.str('licensePlateNumber', plate.plate), xml.str('groupId', plate.group)];
   if (plate.owner !== undefined) fields.push(xml.str('carOwner', plate.owner));
   if (plate.phone !== undefined) fields.push(xml.str('telephone', plate.phone));
   if (plate.begin !== undefined) fields.push(xml.str('beginTime', plate.begin));
   if (plate.end !== undefined) fields.push(xml.str('endTime', plate.end));
-  await xmlCall(client, { path: '/ModifyLicensePlate', body: buildDocument(PLATE_VERSION, [xml.el('licensePlate', fields)]), signal: opts.signal });
+  await ctx.xml({ path: '/ModifyLicensePlate', xml: buildDocument(PLATE_VERSION, [xml.el('licensePlate', fields)]) });
   return { plate: plate.plate, group: plate.group, ok: true };
 }
 
-/** Deletes plates one request each (the interface has no batch delete); failures per plate. */
-export async function deletePlates(client: DeviceClient, input: unknown, opts: BatchOptions = {}): Promise<PlateResult[]> {
-  // Only number and group identify a plate: records read back from the device may be given as they are.
-  const plates = checkPlateList(input, opts.group).map(({ plate, group }) => ({ plate, group }));
-  const results: PlateResult[] = [];
-  for (const plate of plates) results.push(await deleteOne(client, plate, opts.signal));
-  return results;
+export const modifyPlateOp = defineOp({
+  name: 'modifyPlate',
+  api: 'xml',
+  access: 'admin',
+  class: 'change',
+  summary: 'Changes owner, phone and validity dates of a plate',
+  params: checked((v) => {
+    const plate = checkPlate(v['plate']);
+    if (!hasDetails(plate)) throw inputError(`Plate ${plate.plate}: nothing to modify (give owner, phone, begin or end)`);
+    return plate;
+  }),
+  run: async (ctx, plate) => ({ payload: await modifyOne(ctx, plate) }),
+});
+
+export async function modifyPlate(client: DeviceClient, input: unknown, opts: CallOptions = {}): Promise<{ plate: string; group: string; ok: true }> {
+  const { payload } = await runOperation(client, modifyPlateOp, { plate: input }, signalOf(opts));
+  return payload as { plate: string; group: string; ok: true };
 }
 
-async function deleteOne(client: DeviceClient, plate: CheckedPlate, signal?: AbortSignal): Promise<PlateResult> {
+/** Deletes plates one request each (the interface has no batch delete); failures per plate. */
+export const deletePlatesOp = defineOp({
+  name: 'deletePlates',
+  api: 'xml',
+  access: 'admin',
+  class: 'destructive',
+  summary: 'Deletes plates from the plate database, one request each; results per plate',
+  // Only number and group identify a plate: records read back from the device may be given as they are.
+  params: checked((v) => checkPlateList(v['plates'], v['group'] as string | undefined).map(({ plate, group }) => ({ plate, group }))),
+  async run(ctx, plates) {
+    const results: PlateResult[] = [];
+    for (const plate of plates) results.push(await deleteOne(ctx, plate));
+    return { payload: results };
+  },
+});
+
+/** The plate database calls of the plate nodes, run by the one runner; not offered by ipcam-request. */
+export const PLATE_OPERATIONS: readonly Operation[] = [addPlatesOp, queryPlatesOp, modifyPlateOp, deletePlatesOp];
+
+export async function deletePlates(client: DeviceClient, input: unknown, opts: BatchOptions = {}): Promise<PlateResult[]> {
+  const { payload } = await runOperation(client, deletePlatesOp, { plates: input, group: opts.group }, signalOf(opts));
+  return payload as PlateResult[];
+}
+
+async function deleteOne(ctx: OpContext, plate: CheckedPlate): Promise<PlateResult> {
   const body = buildDocument(PLATE_VERSION, [xml.el('deleteAction', [xml.str('licensePlateNumber', plate.plate), xml.str('groupId', plate.group)])]);
   try {
-    await xmlCall(client, { path: '/DeleteLicensePlate', body, signal });
+    await ctx.xml({ path: '/DeleteLicensePlate', xml: body });
     return succeeded(plate);
   } catch (err) {
     if (!plateError(err)) throw err;

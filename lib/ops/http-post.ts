@@ -6,10 +6,11 @@
 import { isIP } from 'node:net';
 import { IpcamError, inputError } from '../errors';
 import { echo } from '../echo';
-import { bool, int, shape, text, withDefault, type Param, type ShapeValue } from '../params';
+import { bool, int, shape, text, withDefault, withLabels, type Param, type ShapeValue } from '../params';
 import type { DeviceClient } from '../transport/client';
-import { xmlCall } from './call';
-import { buildDocument, child, toTyped, xml, type XmlElement, type XmlValue } from './codec';
+import { runOperation } from './runner';
+import { defineOp, type OpRequest } from './types';
+import { buildDocument, child, toTyped, xml, type XmlElement, type XmlValue } from '../xml/codec';
 
 /** Where the device posts its events (SetHttpPostConfig). */
 export interface HttpPostTarget {
@@ -133,14 +134,33 @@ export function checkHttpPostTarget(target: HttpPostTarget): Required<HttpPostTa
   return { serverIp: p.server, serverPort: p.port, path: p.path, keepalive: p.keepalive, enabled: p.enabled };
 }
 
-/** Points the device's HTTP POST events at a server (field notes: `httpPost` block). */
+/** The SetHttpPostConfig request of checked parameters. */
+export function setHttpPostRequest(p: HttpPostParams): OpRequest {
+  return { path: SET_HTTP_POST_PATH, xml: httpPostDocument(p) };
+}
+
+/** Points the device's HTTP POST events at a server (field notes: `httpPost` block): `ipcam-request`'s entry and the plate event node's call. */
+export const setHttpPostConfigOp = defineOp({
+  name: 'setHttpPostConfig',
+  label: 'Set the event post server',
+  api: 'xml',
+  access: 'admin',
+  class: 'outbound',
+  summary: 'Points the device\'s event posts at a server (cameras; recorders set this in their web page)',
+  params: withLabels(HTTP_POST_PARAMS, { server: 'Server', port: 'Port', path: 'Path', keepalive: 'Keep-alive (s)', enabled: 'Posting on' }),
+  async run(ctx, p) {
+    try {
+      await ctx.xml(setHttpPostRequest(p));
+    } catch (err) {
+      throw explainHttpPostFailure(err);
+    }
+    return { payload: { enabled: p.enabled, server: p.server, port: p.port, path: p.path, keepalive: p.keepalive } };
+  },
+});
+
+/** Points the device's HTTP POST events at a server, by the entry above. */
 export async function setHttpPostConfig(client: DeviceClient, target: HttpPostTarget, signal?: AbortSignal): Promise<Required<HttpPostTarget>> {
   const t = checkHttpPostTarget(target);
-  const body = httpPostDocument({ server: t.serverIp, port: t.serverPort, path: t.path, keepalive: t.keepalive, enabled: t.enabled });
-  try {
-    await xmlCall(client, { path: SET_HTTP_POST_PATH, body, signal });
-  } catch (err) {
-    throw explainHttpPostFailure(err);
-  }
+  await runOperation(client, setHttpPostConfigOp, { server: t.serverIp, port: t.serverPort, path: t.path, keepalive: t.keepalive, enabled: t.enabled }, signal ? { signal } : {});
   return t;
 }

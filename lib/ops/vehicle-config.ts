@@ -1,10 +1,12 @@
 import { IpcamError, inputError } from '../errors';
 import { echo } from '../echo';
 import { checkText, checkWhole } from '../params';
+import type { Param } from '../params';
 import type { DeviceClient } from '../transport/client';
-import { xmlCall } from './call';
-import { channelPath } from './channel';
-import { buildDocument, child, elementToNode, items, path, type XmlElement } from './codec';
+import { runOperation } from './runner';
+import { defineOp, type OpContext, type Operation } from './types';
+import { channelPath } from '../xml/channel';
+import { buildDocument, child, elementToNode, items, path, type XmlElement } from '../xml/codec';
 
 /** Plate recognition settings of one channel, typed. */
 export interface VehicleConfig {
@@ -49,9 +51,37 @@ const CONFIG_VERSION = '2.0.0';
 /** Field names as the spec spells them, with the spellings other firmware uses after them. */
 const SENSITIVITY = ['plateSencitivity', 'plateSensitivity'];
 
-export async function getVehicleConfig(client: DeviceClient, opts: CallOptions = {}): Promise<VehicleConfig> {
-  return toConfig(await readDocument(client, opts));
+/** Where a vehicle config call goes: the channel, checked (`channelPath`) before anything is sent. */
+interface ChannelTarget {
+  channel?: unknown;
 }
+
+function checkTarget(value: unknown): ChannelTarget {
+  const channel = typeof value === 'object' && value !== null ? (value as ChannelTarget).channel : undefined;
+  channelPath('/GetSmartVehicleConfig', channel);
+  return channel === undefined ? {} : { channel };
+}
+
+const targetParam: Param<ChannelTarget> = { limits: { type: 'object', fields: {} }, parse: (value) => checkTarget(value) };
+
+const changeParam: Param<ChannelTarget & { change: VehicleConfigChange }> = {
+  limits: { type: 'object', fields: {} },
+  parse(value) {
+    const change = typeof value === 'object' && value !== null ? (value as { change?: unknown }).change : undefined;
+    return { change: checkChange(change), ...checkTarget(value) };
+  },
+};
+
+/** GetSmartVehicleConfig, typed. */
+export const getVehicleConfigOp = defineOp({
+  name: 'getVehicleConfig',
+  api: 'xml',
+  access: 'admin',
+  class: 'read',
+  summary: 'Reads the plate recognition settings of a channel',
+  params: targetParam,
+  run: async (ctx, p) => ({ payload: toConfig(await readDocument(ctx, p.channel)) }),
+});
 
 /**
  * Read-modify-write of a partial change; element names are sent back as the device spelled them.
@@ -60,18 +90,41 @@ export async function getVehicleConfig(client: DeviceClient, opts: CallOptions =
  * (GetSmartVehicleConfig) and before any change is sent: `EDEVICE` (this device cannot), as the
  * request was sent, with nothing changed.
  */
+export const setVehicleConfigOp = defineOp({
+  name: 'setVehicleConfig',
+  api: 'xml',
+  access: 'admin',
+  class: 'change',
+  summary: 'Changes plate recognition settings of a channel (read, change, write, read back)',
+  params: changeParam,
+  async run(ctx, p) {
+    const wanted = p.change;
+    const setPath = channelPath('/SetSmartVehicleConfig', p.channel);
+    const root = await readDocument(ctx, p.channel);
+    const vehicle = child(root, 'vehicle');
+    if (!vehicle) throw new IpcamError('EPARSE', 'GetSmartVehicleConfig answered without a vehicle block');
+    checkOffered(toConfig(root), wanted);
+    apply(vehicle, wanted);
+    const body = buildDocument(root.attrs['version'] ?? CONFIG_VERSION, [elementToNode(vehicle)]);
+    await ctx.xml({ path: setPath, xml: body });
+    // What the device now holds, not what was sent: firmware may round or refuse silently.
+    return { payload: toConfig(await readDocument(ctx, p.channel)) };
+  },
+});
+
+/** The vehicle config calls of ipcam-vehicle-config, run by the one runner; not offered by ipcam-request. */
+export const VEHICLE_CONFIG_OPERATIONS: readonly Operation[] = [getVehicleConfigOp, setVehicleConfigOp];
+
+export async function getVehicleConfig(client: DeviceClient, opts: CallOptions = {}): Promise<VehicleConfig> {
+  const { payload } = await runOperation(client, getVehicleConfigOp, opts.channel === undefined ? {} : { channel: opts.channel }, opts.signal ? { signal: opts.signal } : {});
+  return payload as VehicleConfig;
+}
+
+/** See `setVehicleConfigOp`. */
 export async function setVehicleConfig(client: DeviceClient, change: unknown, opts: CallOptions = {}): Promise<VehicleConfig> {
-  const wanted = checkChange(change);
-  const setPath = channelPath('/SetSmartVehicleConfig', opts.channel);
-  const root = await readDocument(client, opts);
-  const vehicle = child(root, 'vehicle');
-  if (!vehicle) throw new IpcamError('EPARSE', 'GetSmartVehicleConfig answered without a vehicle block');
-  checkOffered(toConfig(root), wanted);
-  apply(vehicle, wanted);
-  const body = buildDocument(root.attrs['version'] ?? CONFIG_VERSION, [elementToNode(vehicle)]);
-  await xmlCall(client, { path: setPath, body, signal: opts.signal });
-  // What the device now holds, not what was sent: firmware may round or refuse silently.
-  return getVehicleConfig(client, opts);
+  const input = { change, ...(opts.channel !== undefined && { channel: opts.channel }) };
+  const { payload } = await runOperation(client, setVehicleConfigOp, input, opts.signal ? { signal: opts.signal } : {});
+  return payload as VehicleConfig;
 }
 
 /** A region must be one the device lists; a device that lists none cannot have one set. */
@@ -87,10 +140,10 @@ function checkOffered(current: VehicleConfig, wanted: VehicleConfigChange): void
   );
 }
 
-async function readDocument(client: DeviceClient, opts: CallOptions): Promise<XmlElement> {
-  const route = channelPath('/GetSmartVehicleConfig', opts.channel);
+async function readDocument(ctx: OpContext, channel: unknown): Promise<XmlElement> {
+  const route = channelPath('/GetSmartVehicleConfig', channel);
   try {
-    return await xmlCall(client, { path: route, signal: opts.signal });
+    return await ctx.xml({ path: route });
   } catch (err) {
     // Field notes: API 2.1 firmware answers the old command with HTTP 400 / errorCode 1.
     const unsupported = err instanceof IpcamError && ((err.code === 'EDEVICE' && err.deviceCode === 1) || (err.code === 'EHTTP' && err.status === 400));

@@ -1,8 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { IpcamError, inputError } from '../errors';
-import { idList, isBlank } from '../params';
+import { idList, isBlank, type Param } from '../params';
 import type { DeviceClient } from '../transport/client';
-import { buildCgiPath, parseKeyValues } from './codec';
+import { buildCgiPath, parseKeyValues } from '../cgi/codec';
+import { boundaryOf, MultipartParser } from '../stream/multipart';
+import { runOperation } from './runner';
+import { defineOp, type Operation } from './types';
 
 export const IO_KINDS = ['input', 'output'] as const;
 export type IoKind = (typeof IO_KINDS)[number];
@@ -65,18 +68,52 @@ export function parseIoLines(text: string): IoState[] {
   return states;
 }
 
-/** Reads the current states with `check` (answers like `input1=1`). */
-export async function checkIo(client: DeviceClient, kind: IoKind, ports: number[], signal?: AbortSignal): Promise<IoState[]> {
-  if (ports.length === 0) throw inputError('Give the ports to check, e.g. 1,2');
-  const res = await client.request({ path: buildCgiPath(`/cgi-bin/admin/${checkKind(kind)}`, { check: ports.join(',') }), signal, control: true });
+/** What an I/O check asks: the kind and the ports, checked by the rules above. */
+interface IoCheck {
+  kind: IoKind;
+  ports: number[];
+}
+
+const ioCheckParam: Param<IoCheck> = {
+  limits: { type: 'object', fields: { kind: { type: 'oneOf', values: IO_KINDS }, ports: IO_IDS.limits } },
+  parse(value) {
+    const fields = (typeof value === 'object' && value !== null ? value : {}) as Record<string, unknown>;
+    const kind = checkKind(fields['kind']);
+    const ports = fields['ports'];
+    if (!Array.isArray(ports) || ports.length === 0) throw inputError('Give the ports to check, e.g. 1,2');
+    return { kind, ports: IO_IDS.parse(ports, 'Ports') };
+  },
+};
+
+/** The answer of a `check` (`input1=1` lines) as states; nothing readable is `EPARSE`. */
+function parseCheck(text: string, kind: IoKind): IoState[] {
   const states: IoState[] = [];
-  for (const [key, value] of parseKeyValues(res.body)) {
+  for (const [key, value] of parseKeyValues(text)) {
     const port = /(\d+)$/.exec(key);
     if (!port || !/^[01]$/.test(value.trim())) continue;
     states.push({ port: Number(port[1]), active: value.trim() === '1', edge: null });
   }
   if (states.length === 0) throw new IpcamError('EPARSE', `The ${kind} check answered nothing readable`);
   return states;
+}
+
+/** Spec 4.4: the current states of inputs or outputs (`check`), on the control lane. */
+export const ioCheck = defineOp({
+  name: 'ioCheck',
+  api: 'cgi',
+  access: 'admin',
+  class: 'read',
+  summary: 'Reads the current state of inputs or outputs (check)',
+  params: ioCheckParam,
+  request: (p) => ({ path: `/cgi-bin/admin/${p.kind}`, query: { check: p.ports.join(',') }, control: true, what: `${p.kind} check` }),
+  parse: (answer, p) => ({ payload: parseCheck(answer.text, p.kind) }),
+});
+
+
+/** Reads the current states with `check` (answers like `input1=1`). */
+export async function checkIo(client: DeviceClient, kind: IoKind, ports: number[], signal?: AbortSignal): Promise<IoState[]> {
+  const { payload } = await runOperation(client, ioCheck, { kind, ports }, signal ? { signal } : {});
+  return payload as IoState[];
 }
 
 /** One message of an input monitor: a state, and whether it was found by reading the state rather than reported as an edge. */
@@ -219,4 +256,46 @@ function levelOf(line: string): DetectionLevel | undefined {
   const t = Number(threshold);
   if (!Number.isFinite(g) || !Number.isFinite(l) || !Number.isFinite(t)) return undefined;
   return { group: g, level: l, threshold: t, triggered: l >= t };
+}
+
+/** `mode=single` answers one part (a multipart body, or plain text on some firmware). */
+function firstPartLevels(body: Buffer, contentType: string): DetectionLevel[] {
+  const boundary = boundaryOf(contentType);
+  if (!boundary) return parseLevels(body.toString('latin1'));
+  let first: Buffer | undefined;
+  const parser = new MultipartParser(boundary, { onPart: (p) => (first ??= p.body) });
+  parser.write(body);
+  parser.flush();
+  if (!first) throw new IpcamError('EPARSE', 'The detection answer held no reading');
+  return parseLevels(first.toString('latin1'));
+}
+
+const detectionParam: Param<{ type: DetectionType; groups: number[] }> = {
+  limits: { type: 'object', fields: { type: { type: 'oneOf', values: DETECTION_TYPES }, groups: IO_IDS.limits } },
+  parse(value) {
+    const fields = (typeof value === 'object' && value !== null ? value : {}) as Record<string, unknown>;
+    const type = fields['type'];
+    if (type !== 'motion' && type !== 'audio') throw inputError(`Unknown detection ${JSON.stringify(type)}: use motion or audio`);
+    return { type, groups: parseIdList(fields['groups'], 'Groups') };
+  },
+};
+
+/** One reading of the detection levels (`mode=single`). */
+export const detectionReading = defineOp({
+  name: 'detectionReading',
+  api: 'cgi',
+  access: 'admin',
+  class: 'read',
+  summary: 'Reads the motion or audio detection levels once',
+  params: detectionParam,
+  request: (p) => ({ path: detectionPath(p.type, p.groups, true), what: 'detection reading' }),
+  parse: (answer) => ({ payload: firstPartLevels(answer.body, answer.contentType) }),
+});
+
+/** The I/O calls of the nodes (input monitor, relay check, detection reading), run by the one runner; not offered by ipcam-request. */
+export const IO_OPERATIONS: readonly Operation[] = [ioCheck, detectionReading];
+
+export async function readDetection(client: DeviceClient, type: DetectionType, groups: number[], signal?: AbortSignal): Promise<DetectionLevel[]> {
+  const { payload } = await runOperation(client, detectionReading, { type, groups }, signal ? { signal } : {});
+  return payload as DetectionLevel[];
 }

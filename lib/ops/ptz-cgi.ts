@@ -1,9 +1,11 @@
 import { inputError } from '../errors';
 import { echo } from '../echo';
-import { checkText, checkWhole } from '../params';
+import { checkText, checkWhole, type Param } from '../params';
 import type { DeviceClient } from '../transport/client';
 import { checkDuration, TimedMoves } from '../timed-moves';
-import { buildCgiPath, type CgiValue } from './codec';
+import { buildCgiPath, type CgiValue } from '../cgi/codec';
+import { runOperation } from './runner';
+import { defineOp, type Operation } from './types';
 
 export const CGI_MOVES = ['home', 'up', 'down', 'left', 'right', 'upleft', 'upright', 'downleft', 'downright', 'stop', 'reset'] as const;
 export type CgiMove = (typeof CGI_MOVES)[number];
@@ -113,10 +115,33 @@ export function cgiPtzPath(c: CgiPtzCommand): string {
   }
 }
 
+/** A command as its parameter: `checkCgiPtz` (which takes its own checked commands back unchanged). */
+const commandParam: Param<CgiPtzCommand> = { limits: { type: 'object', fields: {} }, parse: (value) => checkCgiPtz(value) };
+
+/** Spec 4.5 and 8: one command of `ptzset` or `ptzconfig`, on the control lane. */
+export const cgiPtzCommand = defineOp({
+  name: 'cgiPtz',
+  api: 'cgi',
+  access: 'operator',
+  class: 'change',
+  summary: 'One PTZ command of the CGI interface (moves, presets, tours)',
+  params: commandParam,
+  request: (c) => ({ path: cgiPtzPath(c), control: true, what: 'PTZ command' }),
+  parse: (_answer, c) => ({ payload: c }),
+});
+
+/** The CGI PTZ calls of ipcam-ptz, run by the one runner; not offered by ipcam-request. */
+export const CGI_PTZ_OPERATIONS: readonly Operation[] = [cgiPtzCommand];
+
+/** A CGI PTZ command through the runner: `# Error:` in a 200 is EDEVICE, never a move reported done. */
+async function sendPtz(client: DeviceClient, command: CgiPtzCommand, signal?: AbortSignal): Promise<void> {
+  await runOperation(client, cgiPtzCommand, command, signal ? { signal } : {});
+}
+
 /** One command, one request; no timing (a `duration` is the business of `CgiPtzMover`). */
 export async function cgiPtz(client: DeviceClient, input: unknown, signal?: AbortSignal): Promise<CgiPtzCommand> {
   const command = checkCgiPtz(input);
-  await client.request({ path: cgiPtzPath(command), signal, control: true });
+  await sendPtz(client, command, signal);
   return command;
 }
 
@@ -138,18 +163,18 @@ export class CgiPtzMover extends TimedMoves {
     const timed = checked.action === 'move' && CGI_DIRECTIONS.includes(checked.move) && duration > 0;
     const command: CgiPtzCommand = timed ? { ...checked, continuous: true } : checked;
     if (!movesCamera(command)) {
-      await this.client.request({ path: cgiPtzPath(command), signal, control: true });
+      await sendPtz(this.client, command, signal);
       return command;
     }
     const key = command.stream === undefined ? '' : String(command.stream);
-    const stopPath = cgiPtzPath({ action: 'move', move: 'stop', ...(command.stream !== undefined && { stream: command.stream }) });
+    const stopCommand: CgiPtzCommand = { action: 'move', move: 'stop', ...(command.stream !== undefined && { stream: command.stream }) };
     const leftMoving = command.action === 'move' && command.continuous === true;
     const stop = leftMoving
       ? async (via: DeviceClient): Promise<void> => {
-          await via.request({ path: stopPath, control: true });
+          await sendPtz(via, stopCommand);
         }
       : undefined;
-    await this.command(key, stop, timed ? duration : 0, () => this.client.request({ path: cgiPtzPath(command), signal, control: true }));
+    await this.command(key, stop, timed ? duration : 0, () => sendPtz(this.client, command, signal));
     return command;
   }
 }

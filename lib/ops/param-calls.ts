@@ -3,14 +3,14 @@
  * table (lib/ops/parameters.ts) through the one runner: the same checks, request and parser as
  * `ipcam-request`.
  */
-import { runOperation } from '../ops/runner';
-import * as ops from '../ops/parameters';
-import type { ParamGroupAdded, ParamsUpdated } from '../ops/parameters';
-import type { AccessLevel, Operation } from '../ops/types';
+import { runOperation } from './runner';
+import * as ops from './parameters';
+import type { ParamGroupAdded, ParamsUpdated } from './parameters';
+import type { AccessLevel, Operation } from './types';
 import type { DeviceClient } from '../transport/client';
 
-export type { AccessLevel } from '../ops/types';
-export type { ParamGroupAdded, ParamsUpdated } from '../ops/parameters';
+export type { AccessLevel } from './types';
+export type { ParamGroupAdded, ParamsUpdated } from './parameters';
 
 export interface ParamCallOptions {
   /** Directory of the access level to use (default `admin`; `list` also works under `view`, changes not). */

@@ -1,10 +1,11 @@
 import { IpcamError, inputError } from '../errors';
 import type { DeviceClient } from '../transport/client';
-import { xmlCall } from './call';
+import { runOperation, sendXml } from './runner';
+import { defineOp, type Operation } from './types';
 import { echo } from '../echo';
-import { checkWhole } from '../params';
-import { checkChannel as checkChannelId } from './channel';
-import { buildDocument, child, path, toTyped, xml, type XmlElement, type XmlValue } from './codec';
+import { checkWhole, type Param } from '../params';
+import { checkChannel as checkChannelId } from '../xml/channel';
+import { buildDocument, child, path, toTyped, xml, type XmlElement, type XmlValue } from '../xml/codec';
 
 /** The 15 actions of PtzControl. */
 export const PTZ_ACTIONS = [
@@ -80,7 +81,7 @@ export function parsePtzCaps(root: XmlElement): PtzCaps {
 
 /** PtzGetCaps: the speed range of a channel. */
 export async function getPtzCaps(client: DeviceClient, channel = 1, signal?: AbortSignal): Promise<SpeedRange> {
-  const caps = parsePtzCaps(await xmlCall(client, { path: ptzCapsPath(channel), signal, control: true }));
+  const caps = parsePtzCaps(await sendXml(client, { path: ptzCapsPath(channel), control: true }, signal));
   return { min: caps.minSpeed, max: caps.maxSpeed };
 }
 
@@ -105,8 +106,39 @@ export function speedRange(client: DeviceClient, channel: number): Promise<Speed
   return range;
 }
 
-/** PtzControl: `/PtzControl/<channel>/<action>` with `actionInfo/speed`. */
+/** A PtzControl command: the action, a speed the mover has checked against the device's range, the channel. */
+interface PtzControlCommand {
+  action: PtzAction;
+  speed: number;
+  channel: number;
+}
+
+/** Speeds are checked against the device's own range (`speedRange`) before they get here; this bound is the wire's. */
+const SPEED_MAX = 255;
+
+const controlParam: Param<PtzControlCommand> = {
+  limits: { type: 'object', fields: {} },
+  parse(value) {
+    const fields = (typeof value === 'object' && value !== null ? value : {}) as Record<string, unknown>;
+    return { action: ptzAction(fields['action']), speed: checkWhole(fields['speed'], 'Speed', 0, SPEED_MAX), channel: checkChannel(fields['channel'] ?? 1) };
+  },
+};
+
+/** PtzControl: `/PtzControl/<channel>/<action>` with `actionInfo/speed`, on the control lane. */
+export const ptzControlOp = defineOp({
+  name: 'ptzControl',
+  api: 'xml',
+  access: 'operator',
+  class: 'change',
+  summary: 'One PTZ move, zoom, focus or iris command of the XML interface (PtzControl)',
+  params: controlParam,
+  request: (c) => ({ path: `/PtzControl/${c.channel}/${c.action}`, xml: buildDocument('1.0', [xml.uint('speed', c.speed)], 'actionInfo'), control: true }),
+  parse: (_root, c) => ({ payload: c }),
+});
+
+/** The XML PTZ calls of ipcam-ptz run as entries; not offered by ipcam-request. */
+export const XML_PTZ_OPERATIONS: readonly Operation[] = [ptzControlOp];
+
 export async function ptzControl(client: DeviceClient, action: PtzAction, speed: number, channel = 1, signal?: AbortSignal): Promise<void> {
-  const body = buildDocument('1.0', [xml.uint('speed', speed)], 'actionInfo');
-  await xmlCall(client, { path: `/PtzControl/${checkChannel(channel)}/${action}`, body, signal, control: true });
+  await runOperation(client, ptzControlOp, { action, speed, channel }, signal ? { signal } : {});
 }

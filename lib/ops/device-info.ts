@@ -1,7 +1,7 @@
 import { withoutEmpty } from '../object';
 import type { DeviceClient } from '../transport/client';
-import { child, toTyped, type XmlElement, type XmlValue } from './codec';
-import { xmlCall } from './call';
+import { child, toTyped, type XmlElement, type XmlValue } from '../xml/codec';
+import { sendXml } from './runner';
 
 /** GetDeviceInfo: asked with GET, no body (spec 4.7). */
 export const DEVICE_INFO_PATH = '/GetDeviceInfo';
@@ -45,5 +45,5 @@ export function parseDeviceInfo(root: XmlElement): XmlDeviceInfo {
 }
 
 export async function getDeviceInfo(client: DeviceClient, signal?: AbortSignal): Promise<XmlDeviceInfo> {
-  return parseDeviceInfo(await xmlCall(client, { path: DEVICE_INFO_PATH, method: 'GET', signal }));
+  return parseDeviceInfo(await sendXml(client, { path: DEVICE_INFO_PATH, method: 'GET' }, signal));
 }
