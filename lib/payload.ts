@@ -4,6 +4,8 @@
  * before anything is sent. A key nobody asked for is EINPUT naming it and the nearest known key,
  * never ignored: `{ "stat": "off" }` must not switch a relay on by its Mode setting.
  */
+import { echo } from './echo';
+import { inputError } from './errors';
 import { nearest, unknownKey, unknownWord } from './suggest';
 import { oneOf, withDefault } from './params';
 
@@ -48,7 +50,7 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
   return proto === Object.prototype || proto === null;
 }
 
-const NONE_HINT = "; or set the node's Input overrides to none (run as set, payload ignored)";
+const NONE_HINT = "; to run the node as set whatever the message, set its Input overrides to none";
 
 /**
  * Checks the keys of a payload for `type` (a node type) before anything is sent: every key of an
@@ -69,12 +71,16 @@ function checkKeys(given: Record<string, unknown>, known: readonly string[], ove
   const names = Object.keys(given);
   const unknown = names.find((k) => !known.includes(k));
   if (unknown === undefined) return;
-  const none = overridable && !names.some((k) => known.includes(k));
-  if (!none) throw unknownKey(unknown, known, '; nothing was sent');
-  // No key of this node at all: a slip (`stat`) is still named by its key, a foreign object
-  // (a plate event) by what it lacks.
-  const slip = names.find((k) => nearest(k, known) !== undefined);
-  throw slip === undefined ? unknownKey(unknown, known, `${NONE_HINT}; nothing was sent`, 'no key of this node') : unknownKey(slip, known, `${NONE_HINT}; nothing was sent`);
+  // A misspelt command (`{ stat }`) has each key near one of ours; an object meant for something
+  // else (a plate event wired into a relay) has not, and a guess at its first key would mislead.
+  const noneOfOurs = overridable && !names.some((k) => known.includes(k));
+  const foreign = noneOfOurs && !names.every((k) => nearest(k, known) !== undefined);
+  if (!foreign) throw unknownKey(unknown, known, `${noneOfOurs ? NONE_HINT : ''}; nothing was sent`);
+  const shown = names.slice(0, 5).map((k) => echo(k, 20)).join(', ');
+  throw inputError(
+    `msg.payload has none of this node's keys (${known.join(', ')}) but ${shown}${names.length > 5 ? ', ...' : ''}${NONE_HINT}; nothing was sent`,
+    'no key of this node',
+  );
 }
 
 /**

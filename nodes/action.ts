@@ -152,26 +152,6 @@ function optionalDevice(RED: NodeAPI, id: string | undefined): DeviceConfigNode 
   return device && typeof device.getClient === 'function' ? device : undefined;
 }
 
-/** Status texts stay under 20 characters. */
-export function shortReason(err: IpcamError): string {
-  switch (err.code) {
-    case 'EINPUT':
-      return 'invalid input';
-    case 'EAUTH':
-      return 'auth failed';
-    case 'ETIMEOUT':
-      return 'timeout';
-    case 'ECONN':
-      return 'unreachable';
-    case 'EHTTP':
-      return `HTTP ${err.status ?? 'error'}`;
-    case 'EDEVICE':
-      return `device error ${err.deviceCode ?? ''}`.trim();
-    case 'EPARSE':
-      return 'bad answer';
-  }
-}
-
 /**
  * A plain object payload (overrides of the settings) as a copy without null or undefined fields,
  * so that `{ group: null }` falls back to the setting; undefined for anything else.

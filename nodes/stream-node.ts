@@ -3,7 +3,8 @@ import { unknownWord } from '../lib/suggest';
 import type { MultipartPart } from '../lib/stream/multipart';
 import { StreamSupervisor, type StreamState, type StreamStateInfo } from '../lib/stream/supervisor';
 import type { DeviceClient } from '../lib/transport/client';
-import { deviceOf, reportFailure, shortReason } from './action';
+import { failureLine, failureStatus } from '../lib/refusal';
+import { FailureLine, deviceOf, reportFailure } from './action';
 import type { DeviceConfigNode } from './device-config';
 import type { Node, NodeAPI, NodeMessage, NodeStatus, SendFn } from './red';
 
@@ -71,8 +72,8 @@ export function superviseStream(
     target = path(client);
   } catch (err) {
     const error = err instanceof IpcamError ? err : new IpcamError('EINPUT', String(err));
-    node.status({ fill: 'red', shape: 'ring', text: shortReason(error) });
-    node.error(error);
+    node.status({ fill: 'red', shape: 'ring', text: failureStatus(error) });
+    node.error(new FailureLine(failureLine(error), error.code));
     return undefined;
   }
   const supervisor = new StreamSupervisor({
