@@ -53,5 +53,5 @@ export function failureStatus(err: IpcamError, device?: DeviceLabel): string {
 
 /** A status text of at most STATUS_MAX characters, an ellipsis marking a cut. */
 export function cutStatus(text: string): string {
-  return text.length <= STATUS_MAX ? text : `${text.slice(0, STATUS_MAX - 1)}\u2026`;
+  return text.length <= STATUS_MAX ? text : `${text.slice(0, STATUS_MAX - 1).trimEnd()}\u2026`;
 }

@@ -13,7 +13,7 @@ const MAX_WORD = 64;
 /**
  * The known word closest to `given` (case ignored), when it is close enough to be a slip: at most
  * one edit for words of up to four letters, two for longer ones (a transposition counts as one).
- * Ties go to the first in `known`.
+ * Ties go to a word that begins with `given` (typing cut short), then to the first in `known`.
  */
 export function nearest(given: string, known: Iterable<string>): string | undefined {
   if (given.length === 0 || given.length > MAX_WORD) return undefined;
@@ -25,7 +25,9 @@ export function nearest(given: string, known: Iterable<string>): string | undefi
     const allowed = Math.min(word.length, candidate.length) <= 4 ? 1 : 2;
     if (Math.abs(candidate.length - word.length) > allowed) continue;
     const d = distance(word, candidate.toLowerCase(), allowed);
-    if (d <= allowed && d < bestDistance) {
+    // Between two as near, a word cut short ('of' for 'off') beats one with a letter changed ('on').
+    const better = d < bestDistance || (d === bestDistance && best !== undefined && !best.toLowerCase().startsWith(word) && candidate.toLowerCase().startsWith(word));
+    if (d <= allowed && better) {
       best = candidate;
       bestDistance = d;
     }

@@ -144,7 +144,7 @@ function checkChange(value: unknown): VehicleConfigChange {
   const c = value as Record<string, unknown>;
   const known = new Set(['enabled', 'sensitivity', 'region', 'saveTargetPicture', 'saveSourcePicture', 'dedup', 'zone', 'alarmMode', 'options']);
   const unknown = Object.keys(c).find((k) => !known.has(k));
-  if (unknown) throw unknownKey(unknown, [...known]);
+  if (unknown) throw unknownKey(unknown, [...known], '; nothing was sent');
   const out: VehicleConfigChange = {};
   for (const key of BOOLEAN_FIELDS) {
     if (c[key] === undefined) continue;
