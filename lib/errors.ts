@@ -12,6 +12,11 @@ export interface IpcamErrorDetails {
   status?: number;
   deviceCode?: number;
   deviceDesc?: string;
+  /**
+   * The reason in a few words for a status (`key 'stat'`), where the message is longer than a
+   * status holds; never part of `msg.error`.
+   */
+  brief?: string;
   cause?: unknown;
 }
 
@@ -20,6 +25,7 @@ export class IpcamError extends Error {
   readonly status?: number;
   readonly deviceCode?: number;
   readonly deviceDesc?: string;
+  readonly brief?: string;
 
   constructor(code: IpcamErrorCode, message: string, details: IpcamErrorDetails = {}) {
     super(message, details.cause === undefined ? undefined : { cause: details.cause });
@@ -28,6 +34,7 @@ export class IpcamError extends Error {
     if (details.status !== undefined) this.status = details.status;
     if (details.deviceCode !== undefined) this.deviceCode = details.deviceCode;
     if (details.deviceDesc !== undefined) this.deviceDesc = details.deviceDesc;
+    if (details.brief !== undefined) this.brief = details.brief;
   }
 
   /** The shape flows see as `msg.error` (no stack, no cause: nothing that could carry a secret). */
@@ -42,8 +49,8 @@ export class IpcamError extends Error {
   }
 }
 
-export function inputError(message: string): IpcamError {
-  return new IpcamError('EINPUT', message);
+export function inputError(message: string, brief?: string): IpcamError {
+  return new IpcamError('EINPUT', message, brief === undefined ? {} : { brief });
 }
 
 export function isIpcamError(err: unknown): err is IpcamError {

@@ -8,7 +8,7 @@
  */
 import { inputError } from './errors';
 import { echo, LINE_BREAKER, LONE_SURROGATE } from './echo';
-import { didYouMean } from './suggest';
+import { unknownKey } from './suggest';
 
 /** Characters XML 1.0 cannot carry: controls other than tab, LF and CR, U+FFFE/U+FFFF, lone surrogates. */
 const NOT_XML = /[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\u{10000}-\u{10ffff}]/u;
@@ -407,8 +407,7 @@ export function shape<S extends Shape>(fields: S, options: { ignore?: readonly s
       const given = input as Record<string, unknown>;
       const unknown = Object.keys(given).find((k) => !Object.hasOwn(fields, k) && !(options.ignore ?? []).includes(k));
       if (unknown !== undefined) {
-        const known = Object.keys(fields);
-        throw inputError(`unknown key ${echo(unknown)}${didYouMean(unknown, known)}: ${known.length === 0 ? 'this takes no parameters' : `use ${known.join(', ')}`}`);
+        throw unknownKey(unknown, Object.keys(fields));
       }
       const out: Record<string, unknown> = {};
       for (const [name, param] of Object.entries(fields)) {

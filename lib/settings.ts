@@ -13,6 +13,7 @@ import { DEDUP_WINDOW_MAX_S } from './events/dedup';
 import { GROUPS_SETTING, LIST_TYPES } from './events/filter';
 import { EVENT_SERVER_SETTINGS } from './events/server';
 import { int, oneOf, optional, text, withDefault, type FieldLimits, type Param } from './params';
+import { OVERRIDES } from './payload';
 import { MAX_DURATION } from './timed-moves';
 import { HOST, PORT, TIMEOUT } from './transport/options';
 import { HEARTBEAT } from './health/heartbeat-setting';
@@ -46,6 +47,12 @@ export const PTZ_APIS = {
   },
 } as const;
 
+/** The actions a message may name on each interface: the settings' and the CGI's own `move` (with `move`) and list commands, which it refuses with its reason. */
+export const PTZ_PAYLOAD_ACTIONS = {
+  xml: [...PTZ_ACTIONS, ...XML_PTZ_COMMANDS],
+  cgi: [...CGI_MOVES, ...CGI_COMMANDS, 'move', 'listPresets', 'listTours'],
+} as const satisfies Record<keyof typeof PTZ_APIS, readonly string[]>;
+
 /** Every node type's settings that a dialog checks, by setting name. */
 export const NODE_SETTINGS: Record<string, Record<string, Param<unknown>>> = {
   'ipcam-device': {
@@ -56,13 +63,13 @@ export const NODE_SETTINGS: Record<string, Record<string, Param<unknown>>> = {
     timeout: TIMEOUT,
     heartbeat: HEARTBEAT,
   },
-  'ipcam-snapshot': { source: oneOf(SNAPSHOT_SOURCES), channel: CHANNEL, format: oneOf(SNAPSHOT_FORMATS) },
+  'ipcam-snapshot': { source: oneOf(SNAPSHOT_SOURCES), channel: CHANNEL, format: oneOf(SNAPSHOT_FORMATS), overrides: OVERRIDES },
   'ipcam-plate-add': PLATE_NODE,
-  'ipcam-plate-query': PLATE_NODE,
+  'ipcam-plate-query': { ...PLATE_NODE, overrides: OVERRIDES },
   'ipcam-plate-modify': PLATE_NODE,
   'ipcam-plate-delete': PLATE_NODE,
   'ipcam-plate-sync': PLATE_NODE,
-  'ipcam-vehicle-config': { channel: CHANNEL },
+  'ipcam-vehicle-config': { channel: CHANNEL, overrides: OVERRIDES },
   'ipcam-event-server': EVENT_SERVER_SETTINGS,
   'ipcam-plate-event': {
     lists: oneOf(LIST_TYPES),
@@ -77,8 +84,11 @@ export const NODE_SETTINGS: Record<string, Record<string, Param<unknown>>> = {
     speed: optional(int(DEFAULT_SPEED_RANGE)),
     duration: withDefault(int({ min: 0, max: MAX_DURATION }), 0),
     channel: CHANNEL,
+    overrides: OVERRIDES,
   },
-  'ipcam-relay': RELAY_SETTINGS,
+  'ipcam-relay': { ...RELAY_SETTINGS, overrides: OVERRIDES },
+  'ipcam-edgerecord': { overrides: OVERRIDES },
+  'ipcam-request': { overrides: OVERRIDES },
   'ipcam-discover': { duration: DISCOVERY_DURATION, interface: optional(DISCOVERY_INTERFACE), targets: optional(DISCOVERY_TARGETS) },
   // Device only (an ipcam-device, or blank for every one): nothing for a rule to check.
   'ipcam-device-status': {},

@@ -4,13 +4,16 @@
  * payload key, operation name and short-form word.
  */
 
+import { echo } from './echo';
+import { inputError, type IpcamError } from './errors';
+
 /** Longest word compared: a guess about a 10 KB key is worth nothing and would cost quadratic time. */
 const MAX_WORD = 64;
 
 /**
  * The known word closest to `given` (case ignored), when it is close enough to be a slip: at most
  * one edit for words of up to four letters, two for longer ones (a transposition counts as one).
- * Ties go to the first in `known`.
+ * Ties go to a word that begins with `given` (typing cut short), then to the first in `known`.
  */
 export function nearest(given: string, known: Iterable<string>): string | undefined {
   if (given.length === 0 || given.length > MAX_WORD) return undefined;
@@ -22,7 +25,9 @@ export function nearest(given: string, known: Iterable<string>): string | undefi
     const allowed = Math.min(word.length, candidate.length) <= 4 ? 1 : 2;
     if (Math.abs(candidate.length - word.length) > allowed) continue;
     const d = distance(word, candidate.toLowerCase(), allowed);
-    if (d <= allowed && d < bestDistance) {
+    // Between two as near, a word cut short ('of' for 'off') beats one with a letter changed ('on').
+    const better = d < bestDistance || (d === bestDistance && best !== undefined && !best.toLowerCase().startsWith(word) && candidate.toLowerCase().startsWith(word));
+    if (d <= allowed && better) {
       best = candidate;
       bestDistance = d;
     }
@@ -35,6 +40,30 @@ export function didYouMean(given: unknown, known: Iterable<string>): string {
   if (typeof given !== 'string') return '';
   const near = nearest(given.trim(), known);
   return near === undefined ? '' : ` (did you mean "${near}"?)`;
+}
+
+/**
+ * The EINPUT of a key nobody asked for: `unknown key "stat" (did you mean "state"?): use output,
+ * state, pulse, sequence`, with `key 'stat'` as the status's reason (or `brief`). `hint` ends the
+ * text (what else the sender may do).
+ */
+export function unknownKey(key: string, known: readonly string[], hint = '', brief = `key '${oneWord(key)}'`): IpcamError {
+  const use = known.length === 0 ? 'this takes no parameters' : `use ${known.join(', ')}`;
+  return inputError(`unknown key ${echo(key)}${didYouMean(key, known)}: ${use}${hint}`, brief);
+}
+
+/**
+ * The EINPUT of a word (a short form, an action name) that is not one of `known` exactly: the
+ * nearest is offered, never applied, even when only its case differs.
+ */
+export function unknownWord(what: string, given: unknown, known: readonly string[], use = `use ${known.join(', ')}`): IpcamError {
+  return inputError(`Unknown ${what} ${echo(given)}${didYouMean(given, known)}: ${use}; nothing was sent`, typeof given === 'string' ? `${what} '${oneWord(given)}'` : `${what} ${echo(given, 12)}`);
+}
+
+/** A given word for a status: its first 12 characters, on one line. */
+function oneWord(word: string): string {
+  const flat = echo(word, 12);
+  return flat.slice(1, -1);
 }
 
 /** Optimal string alignment distance (Levenshtein plus adjacent transpositions), stopping past `limit`. */

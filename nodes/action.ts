@@ -1,6 +1,8 @@
 import { oneLine } from '../lib/echo';
 import { IpcamError } from '../lib/errors';
 import { withoutSecretParams } from '../lib/ops';
+import { OVERRIDES, checkPayloadKeys } from '../lib/payload';
+import { failureLine, failureMessage, failureStatus, type DeviceLabel } from '../lib/refusal';
 import type { DeviceClient } from '../lib/transport/client';
 import type { DeviceConfigNode } from './device-config';
 import { deviceNamed } from './device-lookup';
@@ -28,6 +30,7 @@ export function handleInput(
   node: Node,
   deviceId: string | undefined,
   run: (msg: NodeMessage, client: DeviceClient, signal: AbortSignal, target: DeviceTarget) => Promise<NodeStatus>,
+  settings: { overrides?: unknown } = {},
 ): void {
   const inFlight = new Map<AbortController, Promise<void>>();
   let closing = false;
@@ -45,8 +48,18 @@ export function handleInput(
     const controller = new AbortController();
     const running = (async () => {
       let releaseBorrowed: ((settled: Promise<unknown>) => void) | undefined;
+      let device: DeviceConfigNode | undefined;
+      // `none`: the payload is set aside unread, and given back to a failed message.
+      const held = { payload: msg.payload, aside: false };
       try {
+        if (OVERRIDES.parse(settings.overrides, 'Input overrides') === 'none') {
+          msg.payload = undefined;
+          held.aside = true;
+        } else {
+          checkPayloadKeys(node.type, msg.payload);
+        }
         const target = targetOf(RED, node, deviceId, msg);
+        device = target.device;
         // One registration per request: two requests to one device release separately.
         if (target.borrowed) releaseBorrowed = target.device.registerUser(`${node.id}#msg.device#${(requests = (requests + 1) % Number.MAX_SAFE_INTEGER)}`);
         const client = target.device.getClient();
@@ -56,8 +69,9 @@ export function handleInput(
         send(msg);
         done();
       } catch (err) {
+        if (held.aside) msg.payload = held.payload;
         if (closing) return done();
-        reportFailure(node, msg, err, done);
+        reportFailure(node, msg, err, done, device);
       } finally {
         // The request has settled: nothing of it is left on that client.
         releaseBorrowed?.(Promise.resolve());
@@ -95,17 +109,35 @@ function targetOf(RED: NodeAPI, node: Node, deviceId: string | undefined, msg: N
 }
 
 /**
- * A failed input: `msg.error`, a red status and `done(err)` so that a Catch node gets it. The
- * message goes on without the secret parameters its payload carried (a new password, a test
- * server's password): a Catch node often logs or forwards what it gets.
+ * The text `node.error` is given: one line (code and reason) that the Debug sidebar shows as
+ * text, not as a collapsed Error object, and that carries the code as its own property, which
+ * Node-RED copies into the `msg.error.code` a Catch node reads. Named `string` so that the
+ * sidebar labels it as the text it is (it names the type by the constructor).
  */
-export function reportFailure(node: Node, msg: NodeMessage, err: unknown, done: DoneFn): void {
+export class FailureLine extends String {
+  declare readonly code: string;
+  constructor(text: string, code: string) {
+    super(text);
+    Object.defineProperty(this, 'code', { value: code, enumerable: false });
+  }
+}
+Object.defineProperty(FailureLine, 'name', { value: 'string' });
+
+/**
+ * A failed input: `msg.error`, a red status (`EINPUT: key 'stat'`, `EAUTH: Front gate cam`) and
+ * `node.error(line, msg)` so that a Catch node gets it and the Debug sidebar shows one line. A
+ * device's error names `device` (name and host). The message goes on without the secret
+ * parameters its payload carried (a new password, a test server's password): a Catch node often
+ * logs or forwards what it gets.
+ */
+export function reportFailure(node: Node, msg: NodeMessage, err: unknown, done: DoneFn, device?: DeviceLabel): void {
   // Not ours (a bug, a library's own error): its class is told, not its message, which is foreign text.
   const error = err instanceof IpcamError ? err : new IpcamError('EPARSE', `Unexpected failure (${oneLine(err instanceof Error ? err.name : typeof err, 40)})`);
-  msg['error'] = error.toJSON();
+  msg['error'] = { ...error.toJSON(), message: failureMessage(error, device) };
   msg.payload = withoutSecretParams(msg.payload);
-  node.status({ fill: 'red', shape: 'ring', text: shortReason(error) });
-  done(error);
+  node.status({ fill: 'red', shape: 'ring', text: failureStatus(error, device) });
+  node.error(new FailureLine(failureLine(error, device), error.code), msg);
+  done();
 }
 
 /** The node's ipcam-device; EINPUT when the setting names none. */
@@ -118,26 +150,6 @@ export function deviceOf(RED: NodeAPI, id: string | undefined): DeviceConfigNode
 function optionalDevice(RED: NodeAPI, id: string | undefined): DeviceConfigNode | undefined {
   const device = id ? (RED.nodes.getNode(id) as DeviceConfigNode | null) : null;
   return device && typeof device.getClient === 'function' ? device : undefined;
-}
-
-/** Status texts stay under 20 characters. */
-export function shortReason(err: IpcamError): string {
-  switch (err.code) {
-    case 'EINPUT':
-      return 'invalid input';
-    case 'EAUTH':
-      return 'auth failed';
-    case 'ETIMEOUT':
-      return 'timeout';
-    case 'ECONN':
-      return 'unreachable';
-    case 'EHTTP':
-      return `HTTP ${err.status ?? 'error'}`;
-    case 'EDEVICE':
-      return `device error ${err.deviceCode ?? ''}`.trim();
-    case 'EPARSE':
-      return 'bad answer';
-  }
 }
 
 /**

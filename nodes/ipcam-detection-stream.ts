@@ -1,6 +1,7 @@
-import { inputError } from '../lib/errors';
 import { DETECTION_STALL_TIMEOUT, detectionPath, parseIdList, parseLevels, readDetection, type DetectionLevel, type DetectionType } from '../lib/ops/io';
-import { handleInput } from './action';
+import { failureLine, failureStatus } from '../lib/refusal';
+import { unknownWord } from '../lib/suggest';
+import { FailureLine, handleInput } from './action';
 import type { Node, NodeAPI, NodeDef, NodeMessage } from './red';
 import { clockNow, handleCommands, superviseStream } from './stream-node';
 
@@ -50,8 +51,9 @@ export = function register(RED: NodeAPI): void {
       return;
     }
     if (!['every', 'change', 'trigger'].includes(policy)) {
-      this.status({ fill: 'red', shape: 'ring', text: 'invalid input' });
-      this.error(inputError(`Unknown emit setting "${policy}": use every, change or trigger`));
+      const error = unknownWord('emit setting', policy, ['every', 'change', 'trigger']);
+      this.status({ fill: 'red', shape: 'ring', text: failureStatus(error) });
+      this.error(new FailureLine(failureLine(error), error.code));
       return;
     }
     const control = superviseStream(

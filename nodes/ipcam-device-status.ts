@@ -1,6 +1,7 @@
 import type { WatchedDevice } from '../lib/health/board';
 import type { HealthChange, HealthState } from '../lib/health/device-health';
 import { IpcamError } from '../lib/errors';
+import { unknownWord } from '../lib/suggest';
 import { reportFailure } from './action';
 import { healthBoard } from './health-board';
 import { healthStatus } from './health-status';
@@ -62,7 +63,7 @@ export = function register(RED: NodeAPI): void {
 
     this.on('input', (msg, send, done) => {
       const command = typeof msg.payload === 'string' ? msg.payload.trim().toLowerCase() : '';
-      if (command !== 'check') return reportFailure(this, msg, new IpcamError('EINPUT', `Unknown command ${JSON.stringify(msg.payload)}: send 'check'`), done);
+      if (command !== 'check') return reportFailure(this, msg, unknownWord('command', msg.payload, ['check'], "send 'check'"), done);
       const devices = watched();
       if (wanted !== '' && devices.length === 0) return reportFailure(this, msg, new IpcamError('EINPUT', 'The ipcam-device of this node is not deployed'), done);
       // The first device's state on the message that came in; the others (all devices) each on a message of their own.

@@ -5,6 +5,7 @@ import type { Node, NodeAPI, NodeDef } from './red';
 interface PlateQueryDef extends NodeDef {
   device?: string;
   group?: string;
+  overrides?: string;
 }
 
 export = function register(RED: NodeAPI): void {
@@ -16,7 +17,7 @@ export = function register(RED: NodeAPI): void {
       msg.payload = plates;
       msg['total'] = total;
       return { fill: 'green', shape: 'dot', text: `${plates.length} of ${total}` };
-    });
+    }, def);
   }
   RED.nodes.registerType('ipcam-plate-query', IpcamPlateQueryNode as (this: never, def: never) => void);
 };

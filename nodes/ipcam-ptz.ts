@@ -4,6 +4,8 @@ import { IpcamError, inputError } from '../lib/errors';
 import { PtzMover } from '../lib/ops/ptz-mover';
 import { withImpliedAction } from '../lib/ptz-request';
 import { DeviceClient } from '../lib/transport/client';
+import { exactWord } from '../lib/payload';
+import { PTZ_PAYLOAD_ACTIONS } from '../lib/settings';
 import { handleInput, payloadObject, type DeviceTarget } from './action';
 import type { Node, NodeAPI, NodeDef } from './red';
 
@@ -16,6 +18,7 @@ interface PtzDef extends NodeDef {
   speed?: string | number;
   duration?: string | number;
   channel?: string | number;
+  overrides?: string;
 }
 
 export = function register(RED: NodeAPI): void {
@@ -58,6 +61,8 @@ export = function register(RED: NodeAPI): void {
     handleInput(RED, this, def.device, async (msg, client, signal, target) => {
       if (api !== 'xml' && api !== 'cgi') throw inputError(`Unknown PTZ interface ${echo(api)}: use xml or cgi`);
       const fields = payloadObject(msg) ?? (typeof msg.payload === 'string' && msg.payload.trim() !== '' ? { action: msg.payload } : {});
+      // A message's action is spelt exactly as the interface names it: 'left' for Left is offered, never moved.
+      if (fields['action'] !== undefined && fields['action'] !== '') fields['action'] = exactWord('PTZ action', fields['action'], PTZ_PAYLOAD_ACTIONS[api]);
       // `{ preset }` alone goes to that preset, `{ tour }` alone starts that tour, whatever the Action setting.
       const request = { action: def.action, speed: def.speed, duration: def.duration, channel: def.channel, ...withImpliedAction(fields, def.action) };
       const mover = moverFor(client, target);
@@ -83,7 +88,7 @@ export = function register(RED: NodeAPI): void {
           letGo(client);
         }
       }
-    });
+    }, def);
     this.on('close', (_removed, done) => {
       const movers = [...(own ? [{ client: own.client, mover: own.mover }] : []), ...[...borrowed].map(([client, { mover }]) => ({ client, mover }))];
       const releases = [...borrowed.values()].map((entry) => entry.release);

@@ -8,6 +8,7 @@ interface RelayDef extends NodeDef {
   mode?: string;
   pulse?: string | number;
   sequence?: string;
+  overrides?: string;
 }
 
 export = function register(RED: NodeAPI): void {
@@ -26,7 +27,7 @@ export = function register(RED: NodeAPI): void {
               : await setRelay(client, r.output, r.mode === 'on', signal);
       msg.payload = state;
       return { fill: state.active ? 'green' : 'grey', shape: 'dot', text: `relay ${state.output} ${r.mode === 'pulse' ? 'pulsed' : state.active ? 'on' : 'off'}` };
-    });
+    }, def);
   }
   RED.nodes.registerType('ipcam-relay', IpcamRelayNode as (this: never, def: never) => void);
 };

@@ -10,6 +10,7 @@ interface SnapshotDef extends NodeDef {
   source?: string;
   channel?: string | number;
   format?: string;
+  overrides?: string;
 }
 
 type OutputFormat = (typeof SNAPSHOT_FORMATS)[number];
@@ -36,7 +37,7 @@ export = function register(RED: NodeAPI): void {
       msg.payload = formatImage(snapshot.image, snapshot.contentType, format);
       msg['contentType'] = snapshot.contentType;
       return { fill: 'green', shape: 'dot', text: `${(snapshot.image.length / 1024).toFixed(1)} kB` };
-    });
+    }, def);
   }
   RED.nodes.registerType('ipcam-snapshot', IpcamSnapshotNode as (this: never, def: never) => void);
 };

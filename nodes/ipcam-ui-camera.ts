@@ -12,7 +12,7 @@ import { FrameTicker, type FrameResult } from '../lib/frame-ticker';
 import { checkCameraSettings, type CameraSettings } from '../lib/widget-settings';
 import { IpcamError } from '../lib/errors';
 import type { DeviceClient } from '../lib/transport/client';
-import { shortReason } from './action';
+import { plainReason } from '../lib/refusal';
 import type { DeviceConfigNode } from './device-config';
 import { deviceNamed } from './device-lookup';
 import { Clients, registerWidget, serverEvent, type ClientMessage, type DashboardConnection } from './ui-dashboard';
@@ -55,7 +55,7 @@ interface Frame {
 /** What a client is told of a failure: the code and a short reason, never the device's own text (it may hold its address). */
 function failureText(err: unknown): string {
   const e = err instanceof IpcamError ? err : new IpcamError('EPARSE', 'unexpected failure');
-  return `${e.code}: ${shortReason(e)}`;
+  return `${e.code}: ${plainReason(e)}`;
 }
 
 export = function register(RED: NodeAPI): void {

@@ -6,6 +6,7 @@ import type { Node, NodeAPI, NodeDef } from './red';
 interface VehicleConfigDef extends NodeDef {
   device?: string;
   channel?: string | number;
+  overrides?: string;
 }
 
 export = function register(RED: NodeAPI): void {
@@ -18,7 +19,7 @@ export = function register(RED: NodeAPI): void {
       const changing = Object.keys(change).length > 0;
       msg.payload = changing ? await setVehicleConfig(client, change, { channel, signal }) : await getVehicleConfig(client, { channel, signal });
       return { fill: 'green', shape: 'dot', text: changing ? 'changed' : 'read' };
-    });
+    }, def);
   }
   RED.nodes.registerType('ipcam-vehicle-config', IpcamVehicleConfigNode as (this: never, def: never) => void);
 };

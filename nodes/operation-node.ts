@@ -9,6 +9,7 @@ interface OperationDef extends NodeDef {
   operation?: string;
   /** Defaults of the operation's parameters, as the editor stores them. */
   params?: Record<string, unknown> | string;
+  overrides?: string;
 }
 
 /** What the dialog stored: an object, or its JSON (older or hand-edited flows). */
@@ -88,7 +89,7 @@ export function registerOperationNode(RED: NodeAPI, type: string, table: Readonl
       });
       toMessage(msg, result);
       return { fill: 'green', shape: 'dot', text: (options.statusText ?? resultStatus)(op, result).slice(0, 19) };
-    });
+    }, def);
   }
   RED.nodes.registerType(type, OperationNode as (this: never, def: never) => void);
 }

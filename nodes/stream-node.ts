@@ -1,8 +1,10 @@
 import { IpcamError } from '../lib/errors';
+import { unknownWord } from '../lib/suggest';
 import type { MultipartPart } from '../lib/stream/multipart';
 import { StreamSupervisor, type StreamState, type StreamStateInfo } from '../lib/stream/supervisor';
 import type { DeviceClient } from '../lib/transport/client';
-import { deviceOf, reportFailure, shortReason } from './action';
+import { failureLine, failureStatus } from '../lib/refusal';
+import { FailureLine, deviceOf, reportFailure } from './action';
 import type { DeviceConfigNode } from './device-config';
 import type { Node, NodeAPI, NodeMessage, NodeStatus, SendFn } from './red';
 
@@ -24,13 +26,14 @@ export type ExtraCommands = Record<string, (msg: NodeMessage, send: SendFn) => P
  * reported like any failed input.
  */
 export function handleCommands(node: Node, control: StreamNodeControl, extra: ExtraCommands = {}): void {
-  const known = ['start', 'stop', ...Object.keys(extra)].map((c) => `'${c}'`).join(', ');
+  const words = ['start', 'stop', ...Object.keys(extra)];
+  const known = words.map((c) => `'${c}'`).join(', ');
   node.on('input', (msg, send, done) => {
     const command = typeof msg.payload === 'string' ? msg.payload.trim().toLowerCase() : '';
     if (command === 'start') return void (control.start(), done());
     if (command === 'stop') return void control.stop().then(() => done());
     const run = Object.hasOwn(extra, command) ? extra[command] : undefined;
-    if (!run) return reportFailure(node, msg, new IpcamError('EINPUT', `Unknown command ${JSON.stringify(msg.payload)}: send ${known}`), done);
+    if (!run) return reportFailure(node, msg, unknownWord('command', msg.payload, words, `send ${known}`), done);
     run(msg, send).then(
       () => done(),
       (err: unknown) => reportFailure(node, msg, err, done),
@@ -69,8 +72,8 @@ export function superviseStream(
     target = path(client);
   } catch (err) {
     const error = err instanceof IpcamError ? err : new IpcamError('EINPUT', String(err));
-    node.status({ fill: 'red', shape: 'ring', text: shortReason(error) });
-    node.error(error);
+    node.status({ fill: 'red', shape: 'ring', text: failureStatus(error) });
+    node.error(new FailureLine(failureLine(error), error.code));
     return undefined;
   }
   const supervisor = new StreamSupervisor({

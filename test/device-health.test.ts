@@ -243,7 +243,7 @@ describe('device health', function () {
       await waitFor('the answer', () => messages.length >= 3, 2000);
       assert.deepEqual(sequence(messages), ['unknown>unknown', 'unknown>online', 'unknown>online']);
       await input('status', 'stop');
-      assert.deepEqual(statuses.get('status')?.at(-1), { fill: 'red', shape: 'ring', text: 'invalid input' });
+      assert.deepEqual(statuses.get('status')?.at(-1), { fill: 'red', shape: 'ring', text: "EINPUT: command 'stop'" });
     });
 
     it('a 401: auth-failed at once, and the heartbeat stops asking; an answer to a node starts it again', async function () {

@@ -155,7 +155,7 @@ describe('plate and vehicle config nodes', function () {
     const s = w.lastStatus(id);
     assert.equal(s.fill, fill, `status ${JSON.stringify(s)}`);
     assert.equal(s.shape, shape, `status ${JSON.stringify(s)}`);
-    assert.ok(typeof s.text === 'string' && s.text.length > 0 && s.text.length < 20, `status text "${s.text}"`);
+    assert.ok(typeof s.text === 'string' && s.text.length > 0 && s.text.length <= (fill === "red" ? 32 : 19), `status text "${s.text}"`);
     if (text !== undefined) assert.equal(s.text, text);
   }
 
@@ -643,7 +643,8 @@ describe('plate and vehicle config nodes', function () {
         const msg = await w.expectCaught(c.node, { _msgid: 'bad', payload: c.payload });
         assertCaught(w, c.node, msg, 'EINPUT');
         assert.equal(msg._msgid, 'bad');
-        assertStatus(w, c.node, 'red', 'ring', 'invalid input');
+        assertStatus(w, c.node, 'red', 'ring');
+        assert.match(String(w.lastStatus(c.node).text), /^EINPUT: /);
         assert.equal(theSim().state.requestCount, before, 'a request was sent');
         assert.equal(theSim().state.plates.size, 2);
         assert.deepEqual(theSim().state.vehicle, vehicle);

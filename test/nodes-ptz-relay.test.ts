@@ -121,7 +121,7 @@ describe('ipcam-ptz and ipcam-relay nodes', function () {
     if (message) assert.match(String(ours['message']), message);
     const s = w.lastStatus(id);
     assert.deepEqual([s.fill, s.shape], ['red', 'ring']);
-    assert.ok(typeof s.text === 'string' && s.text.length > 0 && s.text.length < 20);
+    assert.ok(typeof s.text === 'string' && s.text.length > 0 && s.text.length <= 32 && s.text.startsWith("EINPUT: "), `status text "${String(s.text)}"`);
   }
 
   describe('ipcam-ptz, XML interface', function () {
@@ -149,7 +149,7 @@ describe('ipcam-ptz and ipcam-relay nodes', function () {
 
     it('an object payload overrides action, speed and channel', async function () {
       const w = await deploy(ptzDef({ action: 'Up', speed: '4', channel: '1' }));
-      const msg = await w.expectOutput(PTZ, { payload: { action: 'irisopen', speed: 7, channel: 2 } });
+      const msg = await w.expectOutput(PTZ, { payload: { action: 'IrisOpen', speed: 7, channel: 2 } });
       assert.deepEqual(msg.payload, { action: 'IrisOpen', ok: true });
       assert.deepEqual(targets(), ['POST /PtzGetCaps/2', 'POST /PtzControl/2/IrisOpen']);
       assert.equal(speedOf(requests('/PtzControl/2/IrisOpen')[0]), 7);
@@ -407,8 +407,8 @@ describe('ipcam-ptz and ipcam-relay nodes', function () {
       return { w, msg };
     }
 
-    it("short form 'Left': move=left; { action: 'left', ok: true }", async function () {
-      const { w, msg } = await cgi('Left');
+    it("short form 'left': move=left; { action: 'left', ok: true }", async function () {
+      const { w, msg } = await cgi('left');
       assert.deepEqual(msg.payload, { action: 'left', ok: true });
       assert.equal(msg._msgid, 'c1');
       assert.deepEqual(targets(), [`GET ${PTZSET}?move=left`]);
@@ -729,9 +729,15 @@ describe('ipcam-ptz and ipcam-relay nodes', function () {
       }
     });
 
-    it('an object without state, pulse or sequence (e.g. a plate event) does what Mode says', async function () {
+    it('an object without state, pulse or sequence (e.g. a plate event) is EINPUT naming the keys and Input overrides; with overrides none it does what Mode says', async function () {
       const w = await deploy(relayDef({ mode: 'pulse', pulse: '200' }));
-      const msg = await w.expectOutput(RELAY, { payload: { plate: 'ABC123', listType: 'whiteList' } });
+      const caught = await w.expectCaught(RELAY, { payload: { plate: 'ABC123', listType: 'whiteList' } });
+      assertInputError(w, RELAY, caught, /none of this node's keys \(output, state, pulse, sequence\).*Input overrides to none/);
+      assert.deepEqual(targets(), []);
+      await helper.unload();
+      await sim?.close();
+      const w2 = await deploy(relayDef({ mode: 'pulse', pulse: '200', overrides: 'none' }));
+      const msg = await w2.expectOutput(RELAY, { payload: { plate: 'ABC123', listType: 'whiteList' } });
       assert.deepEqual(msg.payload, { output: 1, active: false, pulse: 200 });
       assert.deepEqual(targets(), [`GET ${OUTPUT}?action=1%3A%2F200%5C`]);
     });

@@ -300,7 +300,7 @@ describe('ipcam-snapshot node', function () {
       const s = w.lastStatus(SNAP);
       assert.equal(s.fill, 'red');
       assert.equal(s.shape, 'ring');
-      assert.ok(typeof s.text === 'string' && s.text.length > 0 && s.text.length < 20, `status text "${s.text}"`);
+      assert.ok(typeof s.text === 'string' && s.text.length > 0 && s.text.length <= 32 && s.text.startsWith(`${code}`), `status text "${s.text}"`);
       assert.equal(w.messages.length, 1, 'nothing else came out');
       return ours;
     }
@@ -438,7 +438,7 @@ describe('ipcam-snapshot node', function () {
         assert.equal(theSim().state.requestCount, 0, 'a request was sent');
         const s = w.lastStatus(SNAP);
         assert.deepEqual([s.fill, s.shape], ['red', 'ring']);
-        assert.ok(typeof s.text === 'string' && s.text.length > 0 && s.text.length < 20);
+        assert.ok(typeof s.text === 'string' && s.text.length > 0 && s.text.length <= 32 && s.text.startsWith("EINPUT: "));
         assertNoSecret(w.texts(), SIM_PASSWORD);
       });
     }

@@ -15,6 +15,8 @@ describe('the nearest known word (suggest)', function () {
     assert.equal(nearest('acton', ['action', 'speed', 'duration']), 'action');
     assert.equal(nearest('duraton', ['action', 'speed', 'duration']), 'duration');
     assert.equal(nearest('colour', keys), undefined);
+    assert.equal(nearest('of', ['true', 'false', 'on', 'off']), 'off', 'a word cut short beats one with a letter changed');
+    assert.equal(nearest('ob', ['on', 'off']), 'on');
     assert.equal(nearest('', keys), undefined);
     assert.equal(nearest('x'.repeat(10_000), keys), undefined, 'a huge word costs nothing and matches nothing');
   });

@@ -1,5 +1,6 @@
 import { IpcamError, inputError } from '../errors';
 import { echo } from '../echo';
+import { didYouMean } from '../suggest';
 import { bool, checkWhole, int, oneOf, shape, text, withDefault, type Param } from '../params';
 import type { DeviceClient } from '../transport/client';
 import { checkIo } from './io';
@@ -115,7 +116,8 @@ function objectFields(value: unknown): Record<string, unknown> | undefined {
 
 function refuse(value: unknown, what: 'payload' | 'state'): never {
   const form = what === 'state' ? `${SHORT_FORMS_TEXT} or "sequence"` : `${SHORT_FORMS_TEXT}, or { output, state, pulse, sequence }`;
-  throw inputError(`Relay ${what} ${echo(value)} is not a relay command: use ${form}; nothing was sent`);
+  const words = what === 'state' ? [...RELAY_SHORT_STRINGS.keys(), 'sequence'] : [...RELAY_SHORT_STRINGS.keys()];
+  throw inputError(`Relay ${what} ${echo(value)}${didYouMean(value, words)} is not a relay command: use ${form}; nothing was sent`, `${what} ${echo(value, 16)}`);
 }
 
 /** The settings of a relay node; the checks below use them, the editor's rules are their limits. */

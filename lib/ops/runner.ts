@@ -124,7 +124,7 @@ export function chooseOperation(table: ReadonlyMap<string, Operation>, setting: 
   const name = fromSetting ? setting : fromMsg;
   if (!fromSetting && (name === undefined || name === null || name === '')) throw inputError('This node takes its operation from msg.payload.operation, and none was given');
   const op = typeof name === 'string' ? table.get(name.trim()) : undefined;
-  if (!op) throw inputError(`Unknown operation ${echo(name)}${didYouMean(name, table.keys())}`);
+  if (!op) throw inputError(`Unknown operation ${echo(name)}${didYouMean(name, table.keys())}`, `operation ${echo(name, 16)}`);
   if (!fromSetting && op.class !== 'read') {
     throw inputError(
       `${op.name} ${CLASS_WORDS[op.class]} (class ${op.class}): a message chooses only read operations; it runs only from a node whose Operation setting names it, so set the operation in the node; nothing was sent`,

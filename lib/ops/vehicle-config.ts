@@ -1,5 +1,6 @@
 import { IpcamError, inputError } from '../errors';
 import { echo } from '../echo';
+import { unknownKey } from '../suggest';
 import { checkText, checkWhole } from '../params';
 import type { Param } from '../params';
 import type { DeviceClient } from '../transport/client';
@@ -196,7 +197,7 @@ function checkChange(value: unknown): VehicleConfigChange {
   const c = value as Record<string, unknown>;
   const known = new Set(['enabled', 'sensitivity', 'region', 'saveTargetPicture', 'saveSourcePicture', 'dedup', 'zone', 'alarmMode', 'options']);
   const unknown = Object.keys(c).find((k) => !known.has(k));
-  if (unknown) throw inputError(`Unknown vehicle config field ${echo(unknown)}`);
+  if (unknown) throw unknownKey(unknown, [...known], '; nothing was sent');
   const out: VehicleConfigChange = {};
   for (const key of BOOLEAN_FIELDS) {
     if (c[key] === undefined) continue;
