@@ -80,6 +80,12 @@ function camera(RED: NodeAPI, node: Node, def: CameraDef): void {
   const { source, rate, api, presets } = settings;
 
   let device = def.device ? (RED.nodes.getNode(def.device) as DeviceConfigNode | null) : null;
+  /**
+   * How the output names the device shown, as `msg.device`: the value of the `msg.device` that
+   * chose it, else the setting's id. The next ipcam node (or an audit of who moved which camera)
+   * addresses the same device with it.
+   */
+  let deviceRef = device ? def.device : undefined;
   let release = device?.registerUser(node.id);
   let mover: Mover | undefined;
   let moverClient: DeviceClient | undefined;
@@ -124,6 +130,10 @@ function camera(RED: NodeAPI, node: Node, def: CameraDef): void {
       moverClient = client;
     }
     return mover;
+  };
+  /** A user's action, on the output. */
+  const send = (payload: Record<string, unknown>, extra: Record<string, unknown> = {}): void => {
+    node.send({ payload, ...extra, ...(deviceRef !== undefined ? { device: deviceRef } : {}) });
   };
   const stopCommand = (): { action: string } => ({ action: api === 'cgi' ? 'stop' : 'Stop' });
   /** Queues one PTZ command; its failure is shown on the widget. */
@@ -171,27 +181,27 @@ function camera(RED: NodeAPI, node: Node, def: CameraDef): void {
         if (!action || (api === 'cgi' && PAD[action] === undefined)) return;
         if (pressedBy !== undefined) return;
         pressedBy = conn.id;
-        node.send({ payload: { action } });
+        send({ action });
         ptz(async () => {
           await moverNow().move(api === 'cgi' ? { action: PAD[action], duration: PRESS_MAX_MS } : { action, duration: PRESS_MAX_MS });
         });
         return;
       }
       case 'release':
-        if (releaseBy(conn)) node.send({ payload: { action: 'Stop' } });
+        if (releaseBy(conn)) send({ action: 'Stop' });
         return;
       case 'preset': {
         if (!clients.has(conn) || api === 'none') return;
         const preset = presets.find((p) => p === msg['preset']);
         if (preset === undefined) return;
         const value = /^\d+$/.test(preset) ? Number(preset) : preset;
-        node.send({ payload: { preset: value } });
+        send({ preset: value });
         ptz(() => moverNow().move({ action: 'gotoPreset', preset: value }));
         return;
       }
       case 'save':
         if (!clients.has(conn) || !lastFrame) return;
-        node.send({ payload: { snapshot: lastFrame.image }, contentType: lastFrame.contentType });
+        send({ snapshot: lastFrame.image }, { contentType: lastFrame.contentType });
         return;
       default:
         return;
@@ -201,7 +211,9 @@ function camera(RED: NodeAPI, node: Node, def: CameraDef): void {
   const onInput = (msg: NodeMessage): void => {
     const p = msg.payload;
     if (msg['device'] !== undefined) {
-      const next = deviceNamed(RED, node, msg['device']);
+      const named: unknown = msg['device'];
+      const next = deviceNamed(RED, node, named);
+      if (typeof named === 'string') deviceRef = named;
       if (next !== device) {
         const oldMover = mover;
         const oldRelease = release;

@@ -32,6 +32,8 @@ export function routeAction(conn: DashboardConnection, id: unknown, msg: unknown
 
 /** This package in Node-RED's resources route, and each widget's bundle there. */
 const PACKAGE = 'node-red-contrib-ipcam';
+/** What a user installs for the widgets to work. */
+const DASHBOARD_PACKAGE = '@flowfuse/node-red-dashboard';
 
 /** A Socket.IO connection of a dashboard client, as far as a widget uses it. */
 export interface DashboardConnection {
@@ -131,7 +133,14 @@ export function registerWidget(RED: NodeAPI, node: Node, def: NodeDef & { group?
   const type = node.type;
   const group = (def.group ? RED.nodes.getNode(def.group) : null) as Partial<UiGroup> | null;
   if (!group || typeof group.register !== 'function') {
-    node.status({ fill: 'red', shape: 'ring', text: def.group ? 'needs Dashboard 2' : 'no dashboard group' });
+    // Without Dashboard 2 the editor has no group to offer: the empty setting says what is missing too.
+    node.status({ fill: 'red', shape: 'ring', text: def.group ? 'needs Dashboard 2' : 'needs a Dashboard 2 group' });
+    // Once per deploy, in the log and the debug sidebar: a status alone is easily missed.
+    node.warn(
+      def.group
+        ? `its dashboard group is not deployed: this widget needs Dashboard 2 (${DASHBOARD_PACKAGE}) and does nothing without it`
+        : `no dashboard group chosen: this widget needs Dashboard 2 (${DASHBOARD_PACKAGE}) and one of its groups, and does nothing without them`,
+    );
     node.on('input', (_msg, _send, done) => done());
     return false;
   }

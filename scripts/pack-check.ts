@@ -5,6 +5,12 @@
  * icons, examples), and a flow deployed through the admin API that takes a snapshot, switches a
  * relay and receives a plate event from the packed `ipcam-simulator` bin.
  *
+ * Node-RED is started twice on that user dir: first without Dashboard 2 (the two widget nodes warn
+ * that it is needed, everything else runs), then with `@flowfuse/node-red-dashboard` of the lock file
+ * linked into it, offline (the widget bundles served where Dashboard 2's client loads third-party
+ * widgets from, and a dashboard client's `watch` answered with a camera frame through this
+ * package's dashboard plugin).
+ *
  * A file left out of package.json `files` fails here, not on a user's machine.
  *
  * Usage: node dist/scripts/pack-check.js [--node-red DIR] [--expect-node-red 5.0] [--keep]
@@ -15,8 +21,8 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
 import { connect, createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -27,11 +33,15 @@ const PACKAGE = 'node-red-contrib-ipcam';
 const STEP_TIMEOUT_MS = 30_000;
 const run = promisify(execFile);
 
+const DASHBOARD = '@flowfuse/node-red-dashboard';
+
 interface PackageJson {
   name: string;
   version: string;
   bin?: Record<string, string>;
-  'node-red'?: { version?: string; nodes?: Record<string, string> };
+  dependencies?: Record<string, string>;
+  'node-red'?: { version?: string; nodes?: Record<string, string>; plugins?: Record<string, string> };
+  'node-red-dashboard-2'?: { widgets?: Record<string, { output: string; component: string }> };
 }
 
 interface NodeSet {
@@ -40,7 +50,16 @@ interface NodeSet {
   version?: string;
   types: string[];
   enabled: boolean;
+  local?: boolean;
   err?: unknown;
+}
+
+interface PluginSet {
+  id: string;
+  module: string;
+  enabled: boolean;
+  err?: unknown;
+  plugins?: Array<{ id: string; type?: string }>;
 }
 
 interface FlowNode {
@@ -148,6 +167,10 @@ function checkContents(installed: string, pkg: PackageJson): void {
   want.push(...walk(join(ROOT, 'examples')).map((f) => `examples/${f}`));
   want.push(...walk(join(ROOT, 'icons')).map((f) => `dist/nodes/icons/${f}`));
   want.push(...walk(join(ROOT, 'locales')).map((f) => `dist/nodes/locales/${f}`));
+  for (const js of Object.values(pkg['node-red']?.plugins ?? {})) want.push(js);
+  const bundles = widgetBundles(pkg).map((w) => `resources/${w.output}`);
+  check(bundles.length === 2, `package.json "node-red-dashboard-2" names the two widgets' bundles (got ${bundles.join(', ') || 'none'})`);
+  want.push(...bundles);
   const absent = missing([...new Set(want)]);
   check(absent.length === 0, `the package lacks ${absent.join(', ')} (package.json "files"?)`);
 
@@ -159,7 +182,29 @@ function checkContents(installed: string, pkg: PackageJson): void {
   check(nodeTypes.length === 0, `the package ships .d.ts of nodes: ${nodeTypes.slice(0, 5).join(', ')}`);
   const tests = [...files].filter((f) => /^dist\/(test|bench|scripts)\//.test(f));
   check(tests.length === 0, `the package ships development files: ${tests.slice(0, 5).join(', ')}`);
-  console.log(`pack-check: contents: ${files.size} files; the nodes, their editors and help, resources/ (generated rules), examples, icons, LICENSE and CHANGELOG present; no source maps, no node .d.ts`);
+  console.log(`pack-check: contents: ${files.size} files; the nodes, their editors and help, the dashboard plugin, resources/ (generated rules, ${bundles.map((b) => `${b.split('/').pop()} ${kib(statSync(join(installed, b)).size)}`).join(', ')}), examples, icons, LICENSE and CHANGELOG present; no source maps, no node .d.ts`);
+}
+
+/** The Dashboard 2 widgets package.json declares: type, bundle file (in resources/), component. */
+function widgetBundles(pkg: PackageJson): Array<{ type: string; output: string; component: string }> {
+  return Object.entries(pkg['node-red-dashboard-2']?.widgets ?? {}).map(([type, w]) => ({ type, output: w.output, component: w.component }));
+}
+
+/**
+ * Dashboard 2 of the lock file (the devDependency beside this project) linked into the user dir
+ * and listed in its package.json, as the palette manager leaves an installed module: no network.
+ * Its version.
+ */
+function installDashboard(userDir: string): string {
+  const dir = dirname(require.resolve(`${DASHBOARD}/package.json`, { paths: [ROOT] }));
+  const version = (JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as PackageJson).version;
+  mkdirSync(join(userDir, 'node_modules', dirname(DASHBOARD)), { recursive: true });
+  symlinkSync(dir, join(userDir, 'node_modules', DASHBOARD), 'dir');
+  const file = join(userDir, 'package.json');
+  const project = JSON.parse(readFileSync(file, 'utf8')) as PackageJson;
+  project.dependencies = { ...project.dependencies, [DASHBOARD]: `~${version}` };
+  writeFileSync(file, JSON.stringify(project, null, 2));
+  return version;
 }
 
 /** A fresh user dir with the tarball installed as the palette manager does it. */
@@ -196,7 +241,7 @@ async function startSimulator(userDir: string, logFile: string): Promise<{ child
   return { child, url, password };
 }
 
-function settingsFile(userDir: string, uiPort: number): string {
+function settingsFile(userDir: string, uiPort: number, dashboard: boolean): string {
   const file = join(userDir, 'settings.js');
   const settings = {
     uiHost: '127.0.0.1',
@@ -207,6 +252,9 @@ function settingsFile(userDir: string, uiPort: number): string {
     diagnostics: { enabled: false },
     editorTheme: { tours: false },
     logging: { console: { level: 'info', metrics: false, audit: false } },
+    // Node-RED also loads the modules of the node_modules it is installed in: the Node-RED beside
+    // this project would find Dashboard 2 there (a devDependency). Without it means without it.
+    ...(dashboard ? {} : { externalModules: { palette: { allowList: ['*'], denyList: [DASHBOARD] } } }),
   };
   writeFileSync(file, `module.exports = ${JSON.stringify(settings, null, 2)};\n`);
   return file;
@@ -261,11 +309,13 @@ function smokeFlow(simPort: number, eventPort: number, collector: string, passwo
   });
   const post = 'pc000000000000f0';
   return [
+    ...widgetsWithoutDashboard(z),
     { id: z, type: 'tab', label: 'pack-check' },
     { id: 'pc00000000000002', type: 'ipcam-device', name: 'packed simulator', host: '127.0.0.1', port: String(simPort), protocol: 'http', auth: 'auto', tlsVerify: true, timeout: '10000', ca: '', credentials: { username: 'admin', password } },
     { id: 'pc00000000000003', type: 'ipcam-event-server', name: 'events', port: String(eventPort), bind: '127.0.0.1', path: '/', maxBody: '', maxConnections: '', allow: '' },
     { id: 'pc00000000000010', type: 'inject', z, name: 'snap', props: [{ p: 'payload' }], payload: '', payloadType: 'date', repeat: '', once: false, wires: [['pc00000000000011']] },
-    { id: 'pc00000000000011', type: 'ipcam-snapshot', z, name: '', device: 'pc00000000000002', source: 'jpg', channel: '', format: 'buffer', wires: [['pc00000000000012']] },
+    // The snapshot goes to the camera widget too: without Dashboard 2 it takes the message and does nothing.
+    { id: 'pc00000000000011', type: 'ipcam-snapshot', z, name: '', device: 'pc00000000000002', source: 'jpg', channel: '', format: 'buffer', wires: [['pc00000000000012', 'pc00000000000050']] },
     report('pc00000000000012', 'snapshot', post),
     { id: 'pc00000000000020', type: 'inject', z, name: 'relay on', props: [{ p: 'payload' }], payload: 'on', payloadType: 'str', repeat: '', once: false, wires: [['pc00000000000021']] },
     { id: 'pc00000000000021', type: 'ipcam-relay', z, name: '', device: 'pc00000000000002', output: '1', mode: 'on', pulse: '1000', sequence: '', wires: [['pc00000000000022']] },
@@ -274,6 +324,45 @@ function smokeFlow(simPort: number, eventPort: number, collector: string, passwo
     report('pc00000000000031', 'plate', post),
     { id: 'pc00000000000040', type: 'catch', z, name: '', scope: null, uncaught: false, wires: [['pc00000000000041']] },
     report('pc00000000000041', 'error', post),
+    { id: post, type: 'http request', z, name: 'to pack-check', method: 'POST', ret: 'txt', paytoqs: 'ignore', url: '', tls: '', persist: false, proxy: '', authType: '', senderr: false, headers: [], wires: [[]] },
+  ];
+}
+
+/**
+ * The two widgets where Dashboard 2 is not installed: the camera with no group (the editor has
+ * none to offer then), the plates widget naming a group that is not there (a flow imported
+ * without its dashboard nodes).
+ */
+function widgetsWithoutDashboard(z: string): FlowNode[] {
+  return [
+    { id: 'pc00000000000050', type: 'ipcam-ui-camera', z, group: '', order: 1, width: '6', height: '5', label: 'Gate', device: 'pc00000000000002', source: 'jpg', rate: '1', ptz: 'xml', presets: '', showPlates: false, wires: [[]] },
+    { id: 'pc00000000000051', type: 'ipcam-ui-plates', z, group: 'pc00000000000099', order: 2, width: '6', height: '5', label: 'Last plates', count: '10', wires: [[]] },
+  ];
+}
+
+/** A Dashboard 2 page with both widgets on the packed simulator; any error of the flow goes to the collector. */
+function dashboardFlow(simPort: number, collector: string, password: string): FlowNode[] {
+  const z = 'pd00000000000001';
+  const post = 'pd000000000000f0';
+  return [
+    { id: z, type: 'tab', label: 'pack-check dashboard' },
+    { id: 'pd00000000000002', type: 'ipcam-device', name: 'packed simulator', host: '127.0.0.1', port: String(simPort), protocol: 'http', auth: 'auto', tlsVerify: true, timeout: '10000', ca: '', heartbeat: '0', credentials: { username: 'admin', password } },
+    { id: 'pd00000000000003', type: 'ui-base', name: 'ui', path: '/dashboard', includeClientData: true, acceptsClientConfig: ['ui-notification', 'ui-control'], showPathInSidebar: false, navigationStyle: 'default', titleBarStyle: 'default' },
+    { id: 'pd00000000000004', type: 'ui-theme', name: 'theme', colors: { surface: '#ffffff', primary: '#0d74ce', bgPage: '#eeeeee', groupBg: '#ffffff', groupOutline: '#cccccc' }, sizes: { density: 'default', pagePadding: '12px', groupGap: '12px', groupBorderRadius: '4px', widgetGap: '12px' } },
+    { id: 'pd00000000000005', type: 'ui-page', name: 'Gate', ui: 'pd00000000000003', path: '/gate', layout: 'grid', theme: 'pd00000000000004', order: 1, visible: 'true', disabled: 'false' },
+    { id: 'pd00000000000006', type: 'ui-group', name: 'Gate', page: 'pd00000000000005', width: '12', height: '1', order: 1, showTitle: true, visible: 'true', disabled: 'false', groupType: 'default' },
+    { id: 'pd00000000000050', type: 'ipcam-ui-camera', z, group: 'pd00000000000006', order: 1, width: '6', height: '5', label: 'Gate', device: 'pd00000000000002', source: 'jpg', rate: '2', ptz: 'xml', presets: '2', showPlates: true, wires: [[]] },
+    { id: 'pd00000000000051', type: 'ipcam-ui-plates', z, group: 'pd00000000000006', order: 2, width: '6', height: '5', label: 'Last plates', count: '10', wires: [[]] },
+    { id: 'pd00000000000040', type: 'catch', z, name: '', scope: null, uncaught: false, wires: [['pd00000000000041']] },
+    {
+      id: 'pd00000000000041',
+      type: 'function',
+      z,
+      name: 'report error',
+      func: `return { payload: { error: String(msg.error && msg.error.message || msg.error) }, url: ${JSON.stringify(`${collector}/error`)}, headers: { "content-type": "application/json" } };`,
+      outputs: 1,
+      wires: [[post]],
+    },
     { id: post, type: 'http request', z, name: 'to pack-check', method: 'POST', ret: 'txt', paytoqs: 'ignore', url: '', tls: '', persist: false, proxy: '', authType: '', senderr: false, headers: [], wires: [[]] },
   ];
 }
@@ -287,8 +376,21 @@ async function json(res: Response, what: string): Promise<unknown> {
   return res.json() as Promise<unknown>;
 }
 
-async function checkRegistered(base: string, pkg: PackageJson): Promise<void> {
+/**
+ * Every node type and plugin of the package registered with no error, and Dashboard 2 loaded (from
+ * the user dir) or not, as asked.
+ */
+async function checkRegistered(base: string, pkg: PackageJson, dashboard: boolean): Promise<void> {
   const sets = (await json(await api(base, '/nodes', { headers: { accept: 'application/json' } }), 'GET /nodes')) as NodeSet[];
+  const allTypes = new Set(sets.flatMap((s) => s.types));
+  const boards = sets.filter((s) => s.module === DASHBOARD);
+  if (dashboard) {
+    const boardErrors = boards.filter((s) => s.err !== undefined || !s.enabled);
+    check(boards.length > 0 && boardErrors.length === 0 && allTypes.has('ui-group'), `Dashboard 2 registers with no error (${boardErrors.map((s) => `${s.id}: ${JSON.stringify(s.err ?? 'disabled')}`).join('; ') || `${boards.length} sets`})`);
+    check(boards.every((s) => s.local === true), 'Dashboard 2 is loaded from the user dir');
+  } else {
+    check(boards.length === 0 && !allTypes.has('ui-group'), `Dashboard 2 is not loaded (found ${boards.map((s) => s.id).join(', ')})`);
+  }
   const ours = sets.filter((s) => s.module === PACKAGE);
   const broken = ours.filter((s) => s.err !== undefined || !s.enabled);
   check(broken.length === 0, `node sets with an error: ${broken.map((s) => `${s.id}: ${JSON.stringify(s.err ?? 'disabled')}`).join('; ')}`);
@@ -298,9 +400,20 @@ async function checkRegistered(base: string, pkg: PackageJson): Promise<void> {
   check(expected.length > 0 && absent.length === 0, `node types not registered: ${absent.join(', ') || '(package.json lists none)'}`);
   const versions = new Set(ours.map((s) => s.version));
   check(versions.size === 1 && versions.has(pkg.version), `the registered module is version ${pkg.version} (got ${[...versions].join(', ')})`);
-  console.log(`pack-check: ${expected.length} node types registered, no errors`);
 
-  // The editor side: each type's dialog and help, the files its <script src> loads, the icons, the examples.
+  const plugins = ((await json(await api(base, '/plugins', { headers: { accept: 'application/json' } }), 'GET /plugins')) as PluginSet[]).filter((p) => p.module === PACKAGE);
+  const pluginErrors = plugins.filter((p) => p.err !== undefined || !p.enabled);
+  check(pluginErrors.length === 0, `plugin sets with an error: ${pluginErrors.map((p) => `${p.id}: ${JSON.stringify(p.err ?? 'disabled')}`).join('; ')}`);
+  const pluginIds = new Set(plugins.flatMap((p) => (p.plugins ?? []).map((q) => q.id)));
+  const pluginsExpected = Object.keys(pkg['node-red']?.plugins ?? {});
+  const pluginsAbsent = pluginsExpected.filter((id) => !pluginIds.has(id));
+  check(pluginsExpected.length > 0 && pluginsAbsent.length === 0, `plugins not registered: ${pluginsAbsent.join(', ') || '(package.json lists none)'}`);
+  console.log(`pack-check: ${expected.length} node types and the ${pluginsExpected.join(', ')} plugin registered, no errors; Dashboard 2 ${dashboard ? `loaded (${boards.length} node sets)` : 'absent'}`);
+}
+
+/** The editor side: each type's dialog and help, the files its <script src> loads, the icons, the examples. */
+async function checkEditor(base: string, pkg: PackageJson): Promise<void> {
+  const expected = Object.keys(pkg['node-red']?.nodes ?? {});
   const html = await (await api(base, '/nodes', { headers: { accept: 'text/html' } })).text();
   for (const type of expected) {
     check(html.includes(`data-template-name="${type}"`), `the editor template of ${type} is served`);
@@ -329,16 +442,19 @@ async function checkRegistered(base: string, pkg: PackageJson): Promise<void> {
   console.log(`pack-check: editor files served: ${scripts.length} resources (${scripts.map((s) => s.split('/').pop()).join(', ')}), ${expected.length} help texts, ${iconsAbsent.length === 0 ? 'icons' : ''}, ${examples.length} examples`);
 }
 
-async function smoke(base: string, sim: { url: string; password: string }, collector: { url: string; reports: Report[] }): Promise<void> {
-  const simPort = Number(new URL(sim.url).port);
-  const eventPort = await freePort();
-  const flow = smokeFlow(simPort, eventPort, collector.url, sim.password);
+async function deploy(base: string, flow: FlowNode[]): Promise<void> {
   const deployed = await api(base, '/flows', {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'node-red-deployment-type': 'full' },
     body: JSON.stringify(flow),
   });
   check(deployed.ok, `deploy (POST /flows): HTTP ${deployed.status} ${await deployed.text()}`);
+}
+
+async function smoke(base: string, sim: { url: string; password: string }, collector: { url: string; reports: Report[] }): Promise<void> {
+  const simPort = Number(new URL(sim.url).port);
+  const eventPort = await freePort();
+  await deploy(base, smokeFlow(simPort, eventPort, collector.url, sim.password));
   await until('the event server listens', () => canConnect(eventPort));
 
   const got = async (kind: string): Promise<Report> => {
@@ -376,6 +492,133 @@ async function smoke(base: string, sim: { url: string; password: string }, colle
   console.log(`pack-check: smoke flow: snapshot ${snapshot.value?.bytes} bytes JPEG, relay 1 switched on, plate event ${plate} (${String(event.value?.listType)})`);
 }
 
+/**
+ * Without Dashboard 2: each widget warned once, on deploy, that it needs it (a status set as a node
+ * starts reaches no status node, and the admin API has none: the log is where it shows). The
+ * warnings; checkLog takes them as expected.
+ */
+function checkWidgetsWithoutDashboard(logFile: string): string[] {
+  const lines = readFileSync(logFile, 'utf8').split('\n');
+  const warned: string[] = [];
+  for (const [id, type] of [
+    ['pc00000000000050', 'ipcam-ui-camera'],
+    ['pc00000000000051', 'ipcam-ui-plates'],
+  ] as const) {
+    const mine = lines.filter((l) => l.includes(`[${type}:${id}]`));
+    check(mine.length === 1 && mine[0]?.includes('[warn]') && mine[0].includes('needs Dashboard 2'), `${type} without Dashboard 2 warns once that it needs it (its log lines: ${mine.join(' | ') || 'none'})`);
+    warned.push(mine[0] ?? '');
+  }
+  console.log(`pack-check: without Dashboard 2: both widgets warn once that they need it ("${warned[0]?.replace(/^.*\] /, '')}"); the runtime and the rest of the flow unaffected`);
+  return warned;
+}
+
+/**
+ * A Dashboard 2 client as far as this check needs one: Socket.IO over HTTP long-polling (Engine.IO
+ * 4), with no dependency and no Origin header (Dashboard 2 turns cross-origin clients away).
+ */
+class DashboardClient {
+  /** Every event received, as its arguments: `[name, ...args]`. */
+  readonly events: unknown[][] = [];
+
+  private constructor(
+    private readonly url: string,
+    private readonly sid: string,
+  ) {}
+
+  static async open(base: string, path: string): Promise<DashboardClient> {
+    const url = `${base}${path}/socket.io/?EIO=4&transport=polling`;
+    const open = await DashboardClient.http('GET', url);
+    const sid = (JSON.parse(open.replace(/^0/, '')) as { sid?: string }).sid;
+    check(typeof sid === 'string', `Dashboard 2's socket opens (got ${open.slice(0, 200)})`);
+    const client = new DashboardClient(url, sid ?? '');
+    await client.post('40');
+    return client;
+  }
+
+  private static http(method: 'GET' | 'POST', url: string, body?: string): Promise<string> {
+    return new Promise((done, failed) => {
+      const req = request(url, { method, timeout: STEP_TIMEOUT_MS, headers: body === undefined ? {} : { 'content-type': 'text/plain;charset=UTF-8' } }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => (res.statusCode === 200 ? done(Buffer.concat(chunks).toString('utf8')) : failed(new CheckFailed(`${method} ${url}: HTTP ${res.statusCode}`))));
+        res.on('error', failed);
+      });
+      req.on('timeout', () => req.destroy(new CheckFailed(`${method} ${url}: no answer`)));
+      req.on('error', failed);
+      req.end(body);
+    });
+  }
+
+  private post(packet: string): Promise<string> {
+    return DashboardClient.http('POST', `${this.url}&sid=${this.sid}`, packet);
+  }
+
+  emit(event: string, ...args: unknown[]): Promise<string> {
+    return this.post(`42${JSON.stringify([event, ...args])}`);
+  }
+
+  /** Polls until `pick` finds what it wants among the events received. */
+  async until<T>(what: string, pick: (events: unknown[][]) => T | undefined): Promise<T> {
+    const deadline = Date.now() + STEP_TIMEOUT_MS;
+    for (;;) {
+      const found = pick(this.events);
+      if (found !== undefined) return found;
+      if (Date.now() > deadline) fail(`${what}: nothing within ${STEP_TIMEOUT_MS / 1000} s`);
+      for (const packet of (await DashboardClient.http('GET', `${this.url}&sid=${this.sid}`)).split('\x1e')) {
+        if (packet === '2') await this.post('3');
+        else if (packet === '1' || packet.startsWith('41') || packet.startsWith('44')) fail(`${what}: Dashboard 2 closed the socket (${packet.slice(0, 200)})`);
+        else if (packet.startsWith('42')) this.events.push(JSON.parse(packet.slice(2)) as unknown[]);
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.post('1').catch(() => undefined);
+  }
+}
+
+/**
+ * With Dashboard 2: both widgets are in the configuration a dashboard client gets, naming their
+ * bundle; the bundle is served where Dashboard 2's client imports a third-party widget from
+ * (`<httpAdminRoot>/resources/<package>/<src>`) and is the packed file; a client's `watch`,
+ * taken by this package's plugin, is answered with a camera frame.
+ */
+async function checkDashboard(base: string, installed: string, pkg: PackageJson, collector: { reports: Report[] }): Promise<void> {
+  // The deploy answers before the flow's ui-base has attached its socket to the server.
+  const client = await until("Dashboard 2's socket opens", () => DashboardClient.open(base, '/dashboard'));
+  try {
+    const config = await client.until('the dashboard configuration (ui-config)', (events) => events.find((e) => e[0] === 'ui-config')?.[2]);
+    const widgets = (config as { widgets?: Record<string, { type?: string; src?: { package?: string; src?: string; component?: string } }> }).widgets ?? {};
+    const served: string[] = [];
+    for (const { type, output, component } of widgetBundles(pkg)) {
+      const widget = Object.values(widgets).find((w) => w.type === type);
+      check(widget, `${type} is on the dashboard (ui-config has ${Object.values(widgets).map((w) => w.type).join(', ') || 'no widgets'})`);
+      const src = widget?.src;
+      check(src?.package === PACKAGE && src.src === output && src.component === component, `${type} names its bundle ${PACKAGE}/${output} (${component}) to the client (got ${JSON.stringify(src)})`);
+      const res = await api(base, `/resources/${src?.package ?? ''}/${src?.src ?? ''}`);
+      check(res.ok, `GET /resources/${PACKAGE}/${output} (Dashboard 2 loads the widget from there): HTTP ${res.status}`);
+      const body = Buffer.from(await res.arrayBuffer());
+      check(body.equals(readFileSync(join(installed, 'resources', output))), `the served ${output} is the packed one`);
+      check(body.includes(component), `${output} defines ${component}`);
+      served.push(`${output} ${kib(body.length)}`);
+    }
+    const camera = Object.entries(widgets).find(([, w]) => w.type === 'ipcam-ui-camera')?.[0] ?? '';
+    await client.emit('widget-action', camera, { ipcam: { kind: 'watch' } });
+    const frame = await client.until('a camera frame for a watching client (through the dashboard plugin)', (events) => {
+      const error = collector.reports.find((r) => r.kind === 'error');
+      if (error) fail(`the dashboard flow caught an error: ${JSON.stringify(error.value)}`);
+      return events
+        .filter((e) => e[0] === `ipcam-ui:${camera}`)
+        .map((e) => (e[1] as { frame?: { image?: string; error?: string } } | undefined)?.frame)
+        .find((f) => f?.image !== undefined || f?.error !== undefined);
+    });
+    check(frame.image?.startsWith('data:image/jpeg;base64,/9j/'), `the camera frame is a JPEG (got ${JSON.stringify(frame).slice(0, 200)})`);
+    console.log(`pack-check: with Dashboard 2: both widgets on the page, bundles served at /resources/${PACKAGE}/ (${served.join(', ')}), a watching client got a ${kib((frame.image?.length ?? 0) * 0.75)} JPEG frame`);
+  } finally {
+    await client.close();
+  }
+}
+
 async function stopChild(child: ChildProcess | undefined, signal: NodeJS.Signals): Promise<void> {
   if (!child || child.exitCode !== null || child.signalCode !== null) return;
   const exited = once(child, 'exit');
@@ -390,13 +633,49 @@ function tail(file: string, lines = 40): string {
   return readFileSync(file, 'utf8').split('\n').slice(-lines).join('\n');
 }
 
+/** Node-RED on the user dir, with or without Dashboard 2; up when it answers GET /settings. */
+async function startNodeRed(nodeRed: string, version: string, userDir: string, dashboard: boolean, logFile: string): Promise<{ child: ChildProcess; base: string }> {
+  const t = process.hrtime.bigint();
+  const uiPort = await freePort();
+  const base = `http://127.0.0.1:${uiPort}`;
+  const settings = settingsFile(userDir, uiPort, dashboard);
+  const log = createWriteStream(logFile);
+  const child = spawn(process.execPath, [join(nodeRed, 'red.js'), '--userDir', userDir, '--settings', settings], { cwd: userDir, stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout?.pipe(log);
+  child.stderr?.pipe(log);
+  const info = await until(
+    'Node-RED answers GET /settings',
+    async () => {
+      const res = await fetch(`${base}/settings`);
+      return res.ok ? ((await res.json()) as { version?: string }) : undefined;
+    },
+    () => (child.exitCode !== null ? `Node-RED exited with ${child.exitCode}` : undefined),
+  ).catch((err: unknown) => {
+    child.kill('SIGKILL');
+    throw err;
+  });
+  console.log(`pack-check: Node-RED ${String(info.version)} ${dashboard ? 'with' : 'without'} Dashboard 2 up in ${seconds(t)}`);
+  check(String(info.version).replace(/-git$/, '') === version, `the running Node-RED is ${version} (it says ${String(info.version)})`);
+  return { child, base };
+}
+
+/** Node-RED's own start-up warnings (projects, a fresh credentials file) are not ours. */
+function checkLog(logFile: string, expected: string[] = []): void {
+  const errors = readFileSync(logFile, 'utf8')
+    .split('\n')
+    .filter((l) => !expected.includes(l))
+    .filter((l) => l.includes('[error]') || (l.includes('[warn]') && l.includes('ipcam')));
+  check(errors.length === 0, `Node-RED logged errors, or warnings of ours:\n${errors.join('\n')}`);
+}
+
 async function main(): Promise<void> {
   const options = args();
   const work = mkdtempSync(join(tmpdir(), 'pack-check-'));
   const userDir = join(work, 'user');
-  const redLog = join(work, 'node-red.log');
+  const redLogs = [join(work, 'node-red.log'), join(work, 'node-red-dashboard.log')] as const;
   const simLog = join(work, 'simulator.log');
   let red: ChildProcess | undefined;
+  let redLog: string = redLogs[0];
   let sim: ChildProcess | undefined;
   let collector: Awaited<ReturnType<typeof startCollector>> | undefined;
   let ok = false;
@@ -423,32 +702,28 @@ async function main(): Promise<void> {
     sim = simulator.child;
     collector = await startCollector();
 
+    // Without Dashboard 2: everything registers, the smoke flow runs beside the two widgets, which say what they need.
+    let started = await startNodeRed(options.nodeRed, redPkg.version, userDir, false, redLog);
+    red = started.child;
+    await checkRegistered(started.base, pkg, false);
+    await checkEditor(started.base, pkg);
+    await smoke(started.base, simulator, collector);
+    checkLog(redLog, checkWidgetsWithoutDashboard(redLog));
+    await stopChild(red, 'SIGINT');
+
+    // With Dashboard 2 (the lock file's, linked in): the widgets on a page, their bundles served, the plugin answering.
     t = process.hrtime.bigint();
-    const uiPort = await freePort();
-    const base = `http://127.0.0.1:${uiPort}`;
-    const settings = settingsFile(userDir, uiPort);
-    const log = createWriteStream(redLog);
-    const child = spawn(process.execPath, [join(options.nodeRed, 'red.js'), '--userDir', userDir, '--settings', settings], { cwd: userDir, stdio: ['ignore', 'pipe', 'pipe'] });
-    red = child;
-    child.stdout?.pipe(log);
-    child.stderr?.pipe(log);
-    const info = await until(
-      'Node-RED answers GET /settings',
-      async () => {
-        const res = await fetch(`${base}/settings`);
-        return res.ok ? ((await res.json()) as { version?: string }) : undefined;
-      },
-      () => (child.exitCode !== null ? `Node-RED exited with ${child.exitCode}` : undefined),
-    );
-    console.log(`pack-check: Node-RED ${String(info.version)} up in ${seconds(t)}`);
-    check(String(info.version).replace(/-git$/, '') === redPkg.version, `the running Node-RED is ${redPkg.version} (it says ${String(info.version)})`);
-
-    await checkRegistered(base, pkg);
-    await smoke(base, simulator, collector);
-
-    // Node-RED's own start-up warnings (projects, a fresh credentials file) are not ours.
-    const errors = readFileSync(redLog, 'utf8').split('\n').filter((l) => l.includes('[error]') || (l.includes('[warn]') && l.includes('ipcam')));
-    check(errors.length === 0, `Node-RED logged errors, or warnings of ours:\n${errors.join('\n')}`);
+    for (const file of ['flows.json', 'flows_cred.json']) rmSync(join(userDir, file), { force: true });
+    const dashboardVersion = installDashboard(userDir);
+    console.log(`pack-check: ${DASHBOARD} ${dashboardVersion} (the lock file's) linked into the user dir`);
+    redLog = redLogs[1];
+    started = await startNodeRed(options.nodeRed, redPkg.version, userDir, true, redLog);
+    red = started.child;
+    await checkRegistered(started.base, pkg, true);
+    await deploy(started.base, dashboardFlow(Number(new URL(simulator.url).port), collector.url, simulator.password));
+    await checkDashboard(started.base, installed, pkg, collector);
+    checkLog(redLog);
+    console.log(`pack-check: the Dashboard 2 leg took ${seconds(t)}`);
     ok = true;
     console.log(`pack-check: passed in ${seconds(total)}`);
   } finally {
@@ -456,7 +731,7 @@ async function main(): Promise<void> {
     await stopChild(sim, 'SIGTERM');
     await collector?.close();
     if (!ok) {
-      console.error(`pack-check: Node-RED log (last lines):\n${tail(redLog)}\npack-check: simulator log:\n${tail(simLog, 10)}`);
+      console.error(`pack-check: Node-RED log (last lines, ${redLog}):\n${tail(redLog)}\npack-check: simulator log:\n${tail(simLog, 10)}`);
     }
     if (options.keep || !ok) console.error(`pack-check: work dir kept: ${work}`);
     else rmSync(work, { recursive: true, force: true });

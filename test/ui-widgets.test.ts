@@ -29,7 +29,7 @@ async function until(what: string, check: () => boolean, limit = WAIT): Promise<
 }
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-function flows(simPort: number, eventPort: number, actionsFile: string): FlowNode[] {
+function flows(simPort: number, eventPort: number, actionsFile: string, devicesFile: string): FlowNode[] {
   return [
     { id: 'w0tab', type: 'tab', label: 'widgets' },
     { id: 'w0base', type: 'ui-base', name: 'ui', path: '/dashboard', includeClientData: true, acceptsClientConfig: ['ui-notification', 'ui-control'], showPathInSidebar: false, navigationStyle: 'default', titleBarStyle: 'default' },
@@ -38,9 +38,12 @@ function flows(simPort: number, eventPort: number, actionsFile: string): FlowNod
     { id: 'w0group', type: 'ui-group', name: 'Gate', page: 'w0page', width: '12', height: '1', order: 1, showTitle: true, visible: 'true', disabled: 'false', groupType: 'default' },
     { id: 'w0dev', type: 'ipcam-device', name: 'Gate cam', host: '127.0.0.1', port: String(simPort), protocol: 'http', auth: 'auto', timeout: '5000', heartbeat: '0', credentials: { username: USER, password: PASSWORD } },
     { id: 'w0srv', type: 'ipcam-event-server', name: 'events', port: String(eventPort), bind: '127.0.0.1', path: '/' },
-    { id: 'w0cam', type: 'ipcam-ui-camera', z: 'w0tab', group: 'w0group', order: 1, width: '6', height: '5', label: 'Gate', device: 'w0dev', source: 'jpg', rate: String(RATE), ptz: 'xml', presets: '2', showPlates: true, wires: [['w0file']] },
+    { id: 'w0cam', type: 'ipcam-ui-camera', z: 'w0tab', group: 'w0group', order: 1, width: '6', height: '5', label: 'Gate', device: 'w0dev', source: 'jpg', rate: String(RATE), ptz: 'xml', presets: '2', showPlates: true, wires: [['w0file', 'w0dfn']] },
     { id: 'w0plates', type: 'ipcam-ui-plates', z: 'w0tab', group: 'w0group', order: 2, width: '6', height: '5', label: 'Last plates', count: '10', wires: [['w0file']] },
     { id: 'w0pe', type: 'ipcam-plate-event', z: 'w0tab', server: 'w0srv', images: 'base64', dedup: '0', wires: [['w0cam', 'w0plates'], []] },
+    // What each camera action names as its device, beside the action it came with.
+    { id: 'w0dfn', type: 'function', z: 'w0tab', func: 'return { payload: { device: msg.device, action: Object.keys(msg.payload) } };', outputs: 1, wires: [['w0dfile']] },
+    { id: 'w0dfile', type: 'file', z: 'w0tab', filename: devicesFile, filenameType: 'str', appendNewline: true, createDir: true, overwriteFile: 'false', encoding: 'utf8', wires: [[]] },
     { id: 'w0file', type: 'file', z: 'w0tab', filename: actionsFile, filenameType: 'str', appendNewline: true, createDir: true, overwriteFile: 'false', encoding: 'utf8', wires: [[]] },
   ];
 }
@@ -56,17 +59,19 @@ describe('Dashboard 2 widgets: ipcam-ui-camera and ipcam-ui-plates (Chromium)', 
   let url: string;
   const tmp = mkdtempSync(join(tmpdir(), 'ipcam-widgets-'));
   const actionsFile = join(tmp, 'actions.jsonl');
+  const devicesFile = join(tmp, 'devices.jsonl');
   /** Everything the browser got: page and script bodies, socket frames both ways. */
   const seen: string[] = [];
   const browserErrors: string[] = [];
   const ptz = (): Array<{ action: string }> => sim.state.ptz.log;
-  const actions = (): Array<Record<string, unknown>> =>
-    existsSync(actionsFile)
-      ? readFileSync(actionsFile, 'utf8')
+  const lines = (file: string): Array<Record<string, unknown>> =>
+    existsSync(file)
+      ? readFileSync(file, 'utf8')
           .split('\n')
           .filter((l) => l.trim() !== '')
           .map((l) => JSON.parse(l) as Record<string, unknown>)
       : [];
+  const actions = (): Array<Record<string, unknown>> => lines(actionsFile);
 
   async function open(): Promise<Page> {
     const page = await context.newPage();
@@ -95,7 +100,7 @@ describe('Dashboard 2 widgets: ipcam-ui-camera and ipcam-ui-plates (Chromium)', 
     red = new ChildRuntime({ dashboard: true });
     await red.start();
     url = red.adminUrl;
-    await red.deploy(flows(sim.port, eventPort, actionsFile));
+    await red.deploy(flows(sim.port, eventPort, actionsFile, devicesFile));
     browser = await launchBrowser();
     context = await browser.newContext({ viewport: { width: 1300, height: 900 } });
     const origin = new URL(url).origin;
@@ -191,6 +196,17 @@ describe('Dashboard 2 widgets: ipcam-ui-camera and ipcam-ui-plates (Chromium)', 
     await until('the preset message', () => actions().some((a) => a['preset'] === 2));
     await page.getByRole('button', { name: 'save' }).click();
     await until('the saved snapshot', () => actions().some((a) => typeof a['snapshot'] === 'object'));
+    // Each action names the camera it concerns: the widget's Device, as msg.device.
+    await until('the four device records', () => lines(devicesFile).length >= 4);
+    assert.deepEqual(
+      lines(devicesFile).map((d) => [d['device'], (d['action'] as string[]).join()]),
+      [
+        ['w0dev', 'action'],
+        ['w0dev', 'action'],
+        ['w0dev', 'preset'],
+        ['w0dev', 'snapshot'],
+      ],
+    );
     await page.close();
   });
 
