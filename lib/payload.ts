@@ -50,7 +50,7 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
   return proto === Object.prototype || proto === null;
 }
 
-const NONE_HINT = "; to run the node as set whatever the message, set its Input overrides to none";
+const NONE_HINT = "; to run the node as set whatever the message, set its Overrides to none";
 
 /**
  * Checks the keys of a payload for `type` (a node type) before anything is sent: every key of an

@@ -52,7 +52,7 @@ export function handleInput(
       // `none`: the payload is set aside unread, and given back to a failed message.
       const held = { payload: msg.payload, aside: false };
       try {
-        if (OVERRIDES.parse(settings.overrides, 'Input overrides') === 'none') {
+        if (OVERRIDES.parse(settings.overrides, 'Overrides') === 'none') {
           msg.payload = undefined;
           held.aside = true;
         } else {

@@ -71,7 +71,7 @@ describe('editor rules generated from lib/ops', function () {
     const lib = JSON.parse(JSON.stringify(settingsLimits())) as { nodes: unknown; ptz: unknown };
     assert.deepEqual(rules.settings, lib.nodes);
     assert.deepEqual(rules.ptz, lib.ptz);
-    // Every node type has its settings there (the two operation nodes: Input overrides).
+    // Every node type has its settings there (the two operation nodes: Overrides).
     const types = readdirSync(join(PROJECT_ROOT, 'nodes')).filter((f) => f.endsWith('.html')).map((f) => f.replace(/\.html$/, ''));
     assert.deepEqual(Object.keys(rules.settings).sort(), types.sort());
   });

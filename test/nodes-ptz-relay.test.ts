@@ -729,10 +729,10 @@ describe('ipcam-ptz and ipcam-relay nodes', function () {
       }
     });
 
-    it('an object without state, pulse or sequence (e.g. a plate event) is EINPUT naming the keys and Input overrides; with overrides none it does what Mode says', async function () {
+    it('an object without state, pulse or sequence (e.g. a plate event) is EINPUT naming the keys and Overrides; with overrides none it does what Mode says', async function () {
       const w = await deploy(relayDef({ mode: 'pulse', pulse: '200' }));
       const caught = await w.expectCaught(RELAY, { payload: { plate: 'ABC123', listType: 'whiteList' } });
-      assertInputError(w, RELAY, caught, /none of this node's keys \(output, state, pulse, sequence\).*Input overrides to none/);
+      assertInputError(w, RELAY, caught, /none of this node's keys \(output, state, pulse, sequence\).*Overrides to none/);
       assert.deepEqual(targets(), []);
       await helper.unload();
       await sim?.close();

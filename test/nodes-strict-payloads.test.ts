@@ -4,7 +4,7 @@
  * simulator's request log), and every refusal says why: the status (code and reason, at most 32
  * characters), one line to node.error that keeps its code for a Catch node, and a device's error
  * naming the device node and host, never the password. A plate event wired into a relay runs it
- * with Input overrides `none`, and is EINPUT with `payload`.
+ * with Overrides `none`, and is EINPUT with `payload`.
  */
 import { strict as assert } from 'node:assert';
 import { createServer } from 'node:net';
@@ -41,7 +41,7 @@ const relay = (settings: Record<string, unknown> = {}): FlowNode => ({ id: ID, t
 const ptz = (settings: Record<string, unknown> = {}): FlowNode => ({ id: ID, type: 'ipcam-ptz', name: '', device: DEVICE, api: 'xml', action: 'Left', speed: '4', duration: '0', channel: '1', ...settings });
 
 const MISTAKES: Mistake[] = [
-  { what: 'relay Mode on, { stat: off }', node: relay(), payload: { stat: 'off' }, message: /unknown key "stat" \(did you mean "state"\?\).*Input overrides/, status: "EINPUT: key 'stat'" },
+  { what: 'relay Mode on, { stat: off }', node: relay(), payload: { stat: 'off' }, message: /unknown key "stat" \(did you mean "state"\?\).*Overrides/, status: "EINPUT: key 'stat'" },
   { what: 'relay { state: off, outptu: 2 }', node: relay(), payload: { state: 'off', outptu: 2 }, message: /unknown key "outptu" \(did you mean "output"\?\)/, status: "EINPUT: key 'outptu'" },
   { what: "relay short form 'of'", node: relay(), payload: 'of', message: /"of" \(did you mean "off"\?\) is not a relay command/, status: 'EINPUT: payload "of"' },
   { what: "a default Inject's timestamp into a relay", node: relay(), payload: 1732456789012, message: /Relay payload 1732456789012 is not a relay command/, status: 'EINPUT: payload 1732456789012' },
@@ -65,7 +65,7 @@ const MISTAKES: Mistake[] = [
     message: /\(did you mean "getDeviceInfo"\?\)/,
     status: 'EINPUT: operation "getdeviceinf\u2026',
   },
-  { what: 'a bad Input overrides setting', node: relay({ overrides: 'sometimes' }), payload: true, message: /Input overrides must be one of payload, none/, status: 'EINPUT: Input overrides must be\u2026' },
+  { what: 'a bad Overrides setting', node: relay({ overrides: 'sometimes' }), payload: true, message: /Overrides must be one of payload, none/, status: 'EINPUT: Overrides must be one o\u2026' },
 ];
 
 /** The argument of each node.error call of `id` (the one line a Debug sidebar shows). */
@@ -167,7 +167,7 @@ describe('strict payloads and refusals that say why (nodes against the simulator
     const w = await deploy(relay({ mode: 'pulse', pulse: '300', overrides: 'none' }));
     for (const payload of [{ stat: 'off' }, 'of', 1732456789012, { plate: 'ABC123' }]) {
       const msg = await w.expectOutput(ID, { payload });
-      assert.deepEqual(msg.payload, { output: 1, active: false });
+      assert.deepEqual(msg.payload, { output: 1, active: false, pulse: 300 });
     }
     assert.deepEqual(
       sim?.state.requests.filter((r) => r.path === OUTPUT).map((r) => decodeURIComponent(r.rawQuery)),
@@ -210,20 +210,20 @@ describe('strict payloads and refusals that say why (nodes against the simulator
     it('overrides none: the relay pulses', async function () {
       const { port } = await deployGate('none');
       const msg = await postPlate(port);
-      assert.deepEqual(msg.payload, { output: 1, active: false });
+      assert.deepEqual(msg.payload, { output: 1, active: false, pulse: 1000 });
       assert.deepEqual(
         sim?.state.requests.filter((r) => r.path === OUTPUT).map((r) => decodeURIComponent(r.rawQuery)),
         ['action=1:/1000\\'],
       );
     });
 
-    it('overrides payload: EINPUT naming the relay keys and Input overrides, nothing sent', async function () {
+    it('overrides payload: EINPUT naming the relay keys and Overrides, nothing sent', async function () {
       const { w, port } = await deployGate('payload');
       const msg = await postPlate(port);
       assert.ok(isRecord(msg['_error']));
       assert.equal(msg['_error']['code'], 'EINPUT');
       assert.match(String(msg['_error']['message']), /none of this node's keys \(output, state, pulse, sequence\) but "plate"/);
-      assert.match(String(msg['_error']['message']), /Input overrides to none/);
+      assert.match(String(msg['_error']['message']), /Overrides to none/);
       assert.deepEqual(w.lastStatus(ID), { fill: 'red', shape: 'ring', text: 'EINPUT: no key of this node' });
       assert.deepEqual(sim?.state.requests.filter((r) => r.path === OUTPUT), []);
     });
