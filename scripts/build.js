@@ -18,8 +18,18 @@ if (release) tscArgs.push('--sourceMap', 'false');
 execFileSync(process.execPath, tscArgs, { stdio: 'inherit' });
 
 const nodesOut = path.join(out, 'nodes');
+// Rows that several dialogs share (docs/dialog/<part>.html, e.g. the Overrides select), written
+// once and put where a dialog says `<!-- IPCAM-PART: <part> -->`; a placeholder naming no part
+// fails the build.
 for (const file of fs.readdirSync(path.join(root, 'nodes'))) {
-  if (file.endsWith('.html')) fs.copyFileSync(path.join(root, 'nodes', file), path.join(nodesOut, file));
+  if (!file.endsWith('.html')) continue;
+  const text = fs.readFileSync(path.join(root, 'nodes', file), 'utf8').replace(/^[ \t]*<!-- IPCAM-PART: ([a-z0-9-]+) -->[ \t]*\n/gm, (_, part) => {
+    const partFile = path.join(root, 'docs', 'dialog', `${part}.html`);
+    if (!fs.existsSync(partFile)) throw new Error(`nodes/${file} asks for dialog part "${part}": there is no docs/dialog/${part}.html`);
+    return fs.readFileSync(partFile, 'utf8');
+  });
+  if (text.includes('<!-- IPCAM-PART')) throw new Error(`nodes/${file}: a dialog part placeholder is not on a line of its own`);
+  fs.writeFileSync(path.join(nodesOut, file), text);
 }
 for (const dir of ['locales', 'icons']) {
   const from = path.join(root, dir);
