@@ -1,15 +1,23 @@
 /**
  * ipcam-ui-plates: the last plates on a Dashboard 2 page (time, plate, list type, camera,
- * crop), live; a click on a row sends that event on. Fed by ipcam-plate-event messages; only
- * the columns shown go to the browser (lib-free: ui-plate-row.ts picks them).
+ * crop), live; a click on a row sends that event on. Fed by ipcam-plate-event messages, by its
+ * own event server (optionally only one device's posts), or both; only the columns shown go to
+ * the browser (lib-free: ui-plate-row.ts picks them).
  */
+import { fromDevice, hostAddresses } from '../lib/events/filter';
+import { imageBase64, type PlateDetection } from '../lib/events/parse';
+import type { ReceivedPost } from '../lib/events/server';
 import { checkRows } from '../lib/widget-settings';
+import type { DeviceConfigNode } from './device-config';
+import type { EventServerConfigNode } from './event-config';
 import { Clients, registerWidget, serverEvent, type ClientMessage, type DashboardConnection } from './ui-dashboard';
 import { plateRow, type PlateRow } from './ui-plate-row';
 import type { Node, NodeAPI, NodeDef, NodeMessage } from './red';
 
 interface PlatesDef extends NodeDef {
   group?: string;
+  server?: string;
+  device?: string;
   count?: string | number;
   label?: string;
 }
@@ -33,6 +41,14 @@ function plates(RED: NodeAPI, node: Node, def: PlatesDef): void {
     node.error(err instanceof Error ? err.message : 'bad setting');
     return;
   }
+  const config = def.server ? (RED.nodes.getNode(def.server) as EventServerConfigNode | null) : null;
+  if (def.server && !config?.server) {
+    node.status({ fill: 'red', shape: 'ring', text: config ? 'bad server setting' : 'no server' });
+    node.error(config?.problem ?? 'The event server of this widget is not deployed: choose an ipcam-event-server');
+    return;
+  }
+  const deviceNode = def.device ? (RED.nodes.getNode(def.device) as DeviceConfigNode | null) : null;
+  if (def.device && !config) node.warn('Device filters the plates of the Server setting: choose an ipcam-event-server too');
   /** Newest first; each row with the event it came from, sent on when its row is clicked. */
   const rows: Array<{ id: number; row: PlateRow; msg: NodeMessage }> = [];
   let nextId = 1;
@@ -50,21 +66,60 @@ function plates(RED: NodeAPI, node: Node, def: PlatesDef): void {
       if (hit) node.send(RED.util.cloneMessage(hit.msg));
     }
   };
-  const onInput = (msg: NodeMessage): void => {
-    const p = msg.payload;
-    if (typeof p !== 'object' || p === null || typeof (p as Record<string, unknown>)['plate'] !== 'string') return;
-    const { _msgid, ...event } = msg;
-    void _msgid;
-    const row = plateRow(p as Record<string, unknown>);
+  const show = (event: NodeMessage, row: PlateRow): void => {
     rows.unshift({ id: nextId, row, msg: event });
     clients.emit(event_, { add: { id: nextId, ...row }, count });
     nextId = (nextId % Number.MAX_SAFE_INTEGER) + 1;
     rows.length = Math.min(rows.length, count);
     node.status({ fill: 'green', shape: 'dot', text: `${rows[0]?.row.plate ?? ''}`.slice(0, 20) });
   };
-  registerWidget(RED, node, def, 'IpcamUiPlates', { onClient, onGone: () => undefined, onInput });
+  const onInput = (msg: NodeMessage): void => {
+    const p = msg.payload;
+    if (typeof p !== 'object' || p === null || typeof (p as Record<string, unknown>)['plate'] !== 'string') return;
+    const { _msgid, ...event } = msg;
+    void _msgid;
+    show(event, plateRow(p as Record<string, unknown>));
+  };
+
+  // The device filter is plate-event's: by the socket's address alone, a host name resolved once
+  // (posts before that are dropped, as they cannot be told to come from the device).
+  let deviceAddresses: Set<string> | undefined = deviceNode ? undefined : new Set();
+  if (deviceNode) void hostAddresses(deviceNode.host).then((a) => (deviceAddresses = a));
+  const onPost = (received: ReceivedPost): void => {
+    if (deviceNode && (deviceAddresses === undefined || !fromDevice(deviceAddresses, received.remoteAddress))) return;
+    for (const post of received.posts) {
+      if (post.kind !== 'plate') continue;
+      const payload = plateEventPayload(post, received.remoteAddress);
+      const row = plateRow(payload);
+      // A crop too big to show is not kept for the click either: each row stays as small as its view.
+      if (row.crop === undefined) payload['images'] = {};
+      show({ topic: post.plate, payload }, row);
+    }
+  };
+  // Without Dashboard 2 the widget takes no part: it listens to no server either.
+  const shown = registerWidget(RED, node, def, 'IpcamUiPlates', { onClient, onGone: () => undefined, onInput });
+  const unsubscribe = !shown
+    ? undefined
+    : config?.server?.subscribe({
+        onPost,
+        onState: (state) => {
+          if (state === 'failed') node.status({ fill: 'red', shape: 'ring', text: 'server listen failed' });
+        },
+      });
   node.on('close', (_removed, done) => {
+    unsubscribe?.();
     clients.close();
     done();
   });
+}
+
+/**
+ * A plate the widget's own server received, as the event a click sends on: plate-event's
+ * message with the crop as base64 (the scene picture is left out: the widget never shows it).
+ */
+function plateEventPayload(p: PlateDetection, sender: string): Record<string, unknown> {
+  const { kind, images, ...fields } = p;
+  void kind;
+  const crop = imageBase64(images.plate);
+  return { ...fields, sender, images: crop === undefined ? {} : { plate: crop } };
 }

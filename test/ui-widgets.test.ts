@@ -40,6 +40,13 @@ function flows(simPort: number, eventPort: number, actionsFile: string, devicesF
     { id: 'w0srv', type: 'ipcam-event-server', name: 'events', port: String(eventPort), bind: '127.0.0.1', path: '/' },
     { id: 'w0cam', type: 'ipcam-ui-camera', z: 'w0tab', group: 'w0group', order: 1, width: '6', height: '5', label: 'Gate', device: 'w0dev', source: 'jpg', rate: String(RATE), ptz: 'xml', presets: '2', showPlates: true, wires: [['w0file', 'w0dfn']] },
     { id: 'w0plates', type: 'ipcam-ui-plates', z: 'w0tab', group: 'w0group', order: 2, width: '6', height: '5', label: 'Last plates', count: '10', wires: [['w0file']] },
+    // Widgets that follow the event server themselves, no input wire: every post, the gate cam's, another device's.
+    { id: 'w0page2', type: 'ui-page', name: 'Plates', ui: 'w0base', path: '/plates', layout: 'grid', theme: 'w0theme', order: 2, visible: 'true', disabled: 'false' },
+    { id: 'w0group2', type: 'ui-group', name: 'Followed', page: 'w0page2', width: '12', height: '1', order: 1, showTitle: true, visible: 'true', disabled: 'false', groupType: 'default' },
+    { id: 'w0other', type: 'ipcam-device', name: 'Other cam', host: '127.0.0.2', port: '80', protocol: 'http', auth: 'auto', timeout: '5000', heartbeat: '0' },
+    { id: 'w0all', type: 'ipcam-ui-plates', z: 'w0tab', group: 'w0group2', order: 1, width: '4', height: '4', label: 'All posts', count: '3', server: 'w0srv', wires: [['w0file']] },
+    { id: 'w0mine', type: 'ipcam-ui-plates', z: 'w0tab', group: 'w0group2', order: 2, width: '4', height: '4', label: 'Gate cam only', count: '3', server: 'w0srv', device: 'w0dev', wires: [[]] },
+    { id: 'w0theirs', type: 'ipcam-ui-plates', z: 'w0tab', group: 'w0group2', order: 3, width: '4', height: '4', label: 'Other cam only', count: '3', server: 'w0srv', device: 'w0other', wires: [[]] },
     { id: 'w0pe', type: 'ipcam-plate-event', z: 'w0tab', server: 'w0srv', images: 'base64', dedup: '0', wires: [['w0cam', 'w0plates'], []] },
     // What each camera action names as its device, beside the action it came with.
     { id: 'w0dfn', type: 'function', z: 'w0tab', func: 'return { payload: { device: msg.device, action: Object.keys(msg.payload) } };', outputs: 1, wires: [['w0dfile']] },
@@ -73,7 +80,7 @@ describe('Dashboard 2 widgets: ipcam-ui-camera and ipcam-ui-plates (Chromium)', 
       : [];
   const actions = (): Array<Record<string, unknown>> => lines(actionsFile);
 
-  async function open(): Promise<Page> {
+  async function open(path = '/cam'): Promise<Page> {
     const page = await context.newPage();
     page.on('pageerror', (err) => browserErrors.push(`page error: ${err.message}`));
     page.on('console', (m) => {
@@ -89,7 +96,7 @@ describe('Dashboard 2 widgets: ipcam-ui-camera and ipcam-ui-plates (Chromium)', 
       ws.on('framereceived', (f) => seen.push(typeof f.payload === 'string' ? f.payload : f.payload.toString('latin1')));
       ws.on('framesent', (f) => seen.push(typeof f.payload === 'string' ? f.payload : f.payload.toString('latin1')));
     });
-    await page.goto(`${url}/dashboard/cam`);
+    await page.goto(`${url}/dashboard${path}`);
     return page;
   }
 
@@ -252,6 +259,38 @@ describe('Dashboard 2 widgets: ipcam-ui-camera and ipcam-ui-plates (Chromium)', 
     await page.locator('.ipcam-ui-plates-filter').fill('wdg');
     await row.click();
     await until('the clicked event', () => actions().some((a) => a['plate'] === 'WDG123'));
+    await page.close();
+  });
+
+  it('a widget with a Server and no input wire shows a posted plate within 1 s, its Device filter keeps another device\'s out, and keeps at most Rows', async function () {
+    const page = await open('/plates');
+    const widget = (label: string) => page.locator('.ipcam-ui-plates', { has: page.locator('.ipcam-ui-plates-label', { hasText: label }) });
+    for (const label of ['All posts', 'Gate cam only', 'Other cam only']) await widget(label).waitFor({ state: 'visible', timeout: WAIT });
+    const posted = Date.now();
+    const results = await sim.postEvent({ url: `http://127.0.0.1:${eventPort}/`, kind: 'plate', format: 'ipc', plate: 'SRV456', listType: 'whiteList' });
+    assert.deepEqual(
+      results.map((r) => r.status),
+      [200],
+    );
+    const row = widget('All posts').locator('.ipcam-ui-plates-row', { hasText: 'SRV456' });
+    await row.waitFor({ state: 'visible', timeout: 1000 });
+    await widget('Gate cam only').locator('.ipcam-ui-plates-row', { hasText: 'SRV456' }).waitFor({ state: 'visible', timeout: Math.max(1, 1000 - (Date.now() - posted)) });
+    assert.equal(await row.locator('img.ipcam-ui-plates-crop').count(), 1, 'the crop');
+    await sleep(1000);
+    assert.equal(await widget('Other cam only').locator('.ipcam-ui-plates-row').count(), 0, 'no plate of another device');
+
+    // A click sends the event on, as plate-event would send it.
+    await row.click();
+    await until('the clicked event', () => actions().some((a) => a['plate'] === 'SRV456'));
+    const clicked = actions().find((a) => a['plate'] === 'SRV456') ?? {};
+    assert.equal(clicked['listType'], 'whiteList');
+    assert.equal(clicked['sender'], '127.0.0.1');
+
+    // Rows bound the list: five more posts leave the three newest.
+    for (const n of [1, 2, 3, 4, 5]) await sim.postEvent({ url: `http://127.0.0.1:${eventPort}/`, kind: 'plate', format: 'ipc', plate: `ROW${n}`, listType: 'unknown' });
+    await widget('All posts').locator('.ipcam-ui-plates-row', { hasText: 'ROW5' }).waitFor({ state: 'visible', timeout: WAIT });
+    assert.deepEqual(await widget('All posts').locator('.ipcam-ui-plates-plate').allTextContents(), ['ROW5', 'ROW4', 'ROW3']);
+    assert.equal(await widget('Other cam only').locator('.ipcam-ui-plates-row').count(), 0);
     await page.close();
   });
 
