@@ -160,7 +160,7 @@ export class DeviceClient {
     const deadline = new Deadline(timeout, body.length, opts.deadline);
     deadline.follow(opts.signal);
     const dispatcher = opts.control ? this.control : this.pool;
-    const base = { headersTimeout: timeout, bodyTimeout: timeout, signal: deadline.signal };
+    const base = { headersTimeout: timeout, bodyTimeout: timeout, deadline };
     try {
       if (opts.probe !== undefined && body.length > 0 && !this.authSettled && this.options.auth !== 'basic') {
         const probe = await this.exchange(dispatcher, { ...base, method: 'GET', path: opts.probe, headers: {}, body: null });
@@ -169,7 +169,7 @@ export class DeviceClient {
       const res = await this.exchange(dispatcher, { ...base, method, path: opts.path, headers, body: body.make });
       const answer = await readBody(res.body, opts.maxBytes ?? DEFAULT_MAX_BYTES, () => this.describe(method, opts.path), deadline, opts.onChunk);
       const response: DeviceResponse = { status: res.statusCode, headers: res.headers, contentType: contentTypeOf(res.headers), body: answer };
-      if (!opts.allowHttpError) assertOk(response, this.describe(method, opts.path));
+      if (!opts.allowHttpError && (response.status < 200 || response.status >= 300)) assertOk(response, this.describe(method, opts.path));
       return response;
     } catch (err) {
       if (deadline.expired) throw new IpcamError('ETIMEOUT', `No complete answer from ${this.label} (${this.describe(method, opts.path)}) within ${deadline.seconds} s`);
@@ -211,7 +211,7 @@ export class DeviceClient {
     const deadline = new Deadline(this.options.timeout, 0);
     deadline.follow(opts.signal);
     try {
-      const res = await this.exchange(client, { method: 'GET', path: opts.path, headers: {}, body: null, signal: deadline.signal });
+      const res = await this.exchange(client, { method: 'GET', path: opts.path, headers: {}, body: null, deadline });
       const response = { status: res.statusCode, headers: res.headers, contentType: contentTypeOf(res.headers) };
       if (res.statusCode < 200 || res.statusCode >= 300) {
         await res.body.dump({ limit: CHALLENGE_BODY_MAX, signal: deadline.signal }).catch(() => undefined);
@@ -235,26 +235,27 @@ export class DeviceClient {
 
   /**
    * Sends the request, answering authentication challenges; each retry must bring something new.
-   * `req.signal` (the deadline) bounds it all, a 401's body included: a device dripping it is
+   * `call.deadline` bounds it all, a 401's body included: a device dripping it is
    * cut off, not waited for.
    */
   private async exchange(
     dispatcher: Dispatcher,
-    req: Omit<Dispatcher.RequestOptions, 'body' | 'signal'> & { headers: Record<string, string>; body: Dispatcher.RequestOptions['body'] | (() => Readable); signal: AbortSignal },
+    call: Omit<Dispatcher.RequestOptions, 'body' | 'signal'> & { headers: Record<string, string>; body: Dispatcher.RequestOptions['body'] | (() => Readable); deadline: Deadline },
   ): Promise<Dispatcher.ResponseData> {
+    const { deadline, ...req } = call;
     let refused = 0;
     for (let attempt = 1; ; attempt++) {
       const { header, ticket } = this.auth.authorize(req.method, req.path);
       const headers = header === undefined ? req.headers : { ...req.headers, authorization: header };
       // A stream body is made anew for each attempt: an authentication retry sends it again.
       const body = typeof req.body === 'function' ? req.body() : req.body;
-      const res = await dispatcher.request({ ...req, body, headers });
+      const res = await dispatcher.request({ ...req, body, headers, signal: deadline.line });
       if (res.statusCode !== 401) {
         this.authSettled = true;
         return res;
       }
-      await res.body.dump({ limit: CHALLENGE_BODY_MAX, signal: req.signal }).catch(() => undefined);
-      if (req.signal.aborted) throw req.signal.reason;
+      await res.body.dump({ limit: CHALLENGE_BODY_MAX, signal: deadline.signal }).catch(() => undefined);
+      if (deadline.line.aborted) throw deadline.line.reason;
       if (ticket.scheme !== 'none') refused += 1;
       this.learn(res.headers['www-authenticate'], ticket, attempt, refused);
     }
@@ -379,7 +380,10 @@ function readBody(body: Dispatcher.ResponseData['body'], maxBytes: number, what:
     body.on('data', onData);
     body.once('error', fail);
     // An aborted body (the deadline, the caller's signal) ends in 'error'; a close without 'end' is a cut answer.
-    body.once('close', () => fail(body.errored ?? Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' })));
+    body.once('close', () => {
+      // After 'end' too: nothing to make then (an Error's stack costs more than the whole read).
+      if (!settled) fail(body.errored ?? Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
+    });
     body.once('end', () => {
       if (settled) return;
       settled = true;
