@@ -15,8 +15,10 @@
  * the k-th post sent (every post opens the gate once, and they go out in order).
  *
  * Environment: IPCAM_BENCH_GATE_SECONDS (per run, default 20), IPCAM_BENCH_GATE_REPS (default 3),
- * IPCAM_BENCH_GATE_RATES (default 10,100).
+ * IPCAM_BENCH_GATE_RATES (default 10,100), IPCAM_BENCH_GATE_PROFILE=<dir> (Node-RED runs with --cpu-prof
+ * into <dir>, written when it stops).
  */
+import { mkdirSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -33,6 +35,7 @@ import { PASSWORD, USER } from './measure';
 const SECONDS = positiveEnv('IPCAM_BENCH_GATE_SECONDS', 20);
 const REPS = positiveEnv('IPCAM_BENCH_GATE_REPS', 3);
 const RATES = (process.env['IPCAM_BENCH_GATE_RATES'] ?? '10,100').split(',').map(Number);
+const PROFILE_DIR = process.env['IPCAM_BENCH_GATE_PROFILE'];
 const ALLOWED: EventListType = 'whiteList';
 const OUTPUT = 1;
 const PULSE_MS = 500;
@@ -102,7 +105,8 @@ function plateTemplate(): { head: string; tail: string } {
 async function startRig(): Promise<Rig> {
   const relays: RecordedRequest[] = [];
   const sim = await startSimulator({ username: USER, password: PASSWORD, auth: 'basic', onRequest: (r) => void (r.path === RELAY_PATH && relays.push(r)) });
-  const runtime = new ChildRuntime();
+  if (PROFILE_DIR) mkdirSync(PROFILE_DIR, { recursive: true });
+  const runtime = new ChildRuntime({ nodeArgs: PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', PROFILE_DIR, '--cpu-prof-name', `gate-node-red.${process.pid}.cpuprofile`] : [] });
   await runtime.start();
   const eventPort = await freePort();
   await runtime.deploy(gateFlow(eventPort, sim.port));

@@ -1,6 +1,7 @@
 import { createSocket } from 'node:dgram';
 import { isIP } from 'node:net';
 import { DedupWindow } from '../lib/events/dedup';
+import { LatestThrottle } from '../lib/events/throttle';
 import { fromDevice, groupFilter, hostAddresses, inGroups, listFilter, matchesText } from '../lib/events/filter';
 import { decodeImage, imageBase64, type DevicePost, type PlateDetection } from '../lib/events/parse';
 import type { EventServerState, ReceivedPost } from '../lib/events/server';
@@ -21,6 +22,9 @@ interface PlateEventDef extends NodeDef {
 }
 
 type ImageMode = 'none' | 'buffer' | 'base64';
+
+/** Plate and keep-alive statuses: at most one a second, the latest shown (see `LatestThrottle`). */
+const POST_STATUS_INTERVAL_MS = 1000;
 
 /** `HH:MM:SS` in this host's local time, as every status shows times. */
 function clock(at: string | number): string {
@@ -104,13 +108,18 @@ export = function register(RED: NodeAPI): void {
     const wanted = (post: DevicePost, received: ReceivedPost): boolean =>
       (!deviceNode || (deviceAddresses !== undefined && fromDevice(deviceAddresses, received.remoteAddress))) && matchesText(post.device, received.remoteAddress, match);
 
+    const postStatus = new LatestThrottle<NodeStatus>((status) => this.status(status), POST_STATUS_INTERVAL_MS);
     const unsubscribe = config.server.subscribe({
-      onState: (state, detail) => this.status(state === 'failed' ? { ...STATE_STATUS.failed, text: shortFailure(detail) } : STATE_STATUS[state]),
+      onState: (state, detail) => {
+        // The server's state is news of another kind: a plate status held back must not cover it.
+        postStatus.cancel();
+        this.status(state === 'failed' ? { ...STATE_STATUS.failed, text: shortFailure(detail) } : STATE_STATUS[state]);
+      },
       onPost: (received) => {
         for (const post of received.posts) {
           if (!wanted(post, received)) continue;
           if (post.kind === 'keepalive') {
-            this.status({ fill: 'green', shape: 'dot', text: `alive ${clock(post.time)}` });
+            postStatus.set({ fill: 'green', shape: 'dot', text: `alive ${clock(post.time)}` });
             continue;
           }
           if (post.kind !== 'plate') {
@@ -121,13 +130,14 @@ export = function register(RED: NodeAPI): void {
           if (!inGroups(groups, post.group)) continue;
           // Keyed by the socket's address too: a post naming another device's mac cannot silence it.
           if (!dedup.admit(`${received.remoteAddress}\u0000${post.device.mac ?? post.device.ip}\u0000${post.plate}`, received.receivedAt)) continue;
-          this.status({ fill: 'green', shape: 'dot', text: `${post.plate.slice(0, 10)} ${clock(received.receivedAt)}` });
+          postStatus.set({ fill: 'green', shape: 'dot', text: `${post.plate.slice(0, 10)} ${clock(received.receivedAt)}` });
           this.send([plateMessage(post, received.remoteAddress, images), null]);
         }
       },
     });
     this.on('close', (_removed, done) => {
       unsubscribe();
+      postStatus.cancel();
       this.status({});
       done();
     });

@@ -441,9 +441,9 @@ describe('ipcam-event-server + ipcam-plate-event nodes', function () {
           // Images "none": no images key; every field as the capture says; the sender is the socket's.
           assert.deepEqual(r.msg.payload, { ...expected.payload, sender: '127.0.0.1' });
           assert.equal(r.msg.topic, expected.payload['plate']);
-          const s = lastStatus(PE);
+          // Plate statuses are throttled (one a second, the latest): waited for, not read at once.
+          const s = await waitForStatus(PE, (st) => String(st.text).startsWith(String(expected.payload['plate'])), `of plate ${String(expected.payload['plate'])}`);
           assert.equal(s.fill, 'green');
-          assert.ok(String(s.text).startsWith(String(expected.payload['plate'])), `status "${String(s.text)}"`);
           assertShortStatus(s);
         } else if (expected.kind === 'alarmStatus') {
           const r = await out.next(file);
@@ -551,6 +551,26 @@ describe('ipcam-event-server + ipcam-plate-event nodes', function () {
     });
   });
 
+  describe('plate statuses', function () {
+    it('a burst of plates sets one status at once and the latest within the next second, not one each', async function () {
+      const { out, port } = await deployOne();
+      await listening(PE);
+      const before = statusesOf(PE).length;
+      const url = urlOf(port);
+      for (let i = 0; i < 10; i++) assert.equal(await post({ url, plate: `BURST${i}`, images: false }), 200);
+      for (let i = 0; i < 10; i++) await out.nextPlate(`plate ${i}`);
+      const last = await waitForStatus(PE, (s) => String(s.text).startsWith('BURST9 '), 'of the last plate');
+      assert.equal(last.fill, 'green');
+      const shown = statusesOf(PE)
+        .slice(before)
+        .map((s) => String(s.text).split(' ')[0]);
+      // The first at once, then the one held at the end of the second: never each plate's.
+      assert.equal(shown[0], 'BURST0', `statuses ${JSON.stringify(shown)}`);
+      assert.ok(shown.length <= 3, `statuses ${JSON.stringify(shown)}`);
+      assert.equal(shown.at(-1), 'BURST9');
+    });
+  });
+
   describe('filters', function () {
     it("lists ['whiteList'] drops blackList, temporaryList and unknown; empty lists emit every plate; other events pass", async function () {
       const port = await closedPort();
@@ -615,8 +635,11 @@ describe('ipcam-event-server + ipcam-plate-event nodes', function () {
       assert.equal(await post({ url, plate: 'LAST1', images: false }), 200);
       assert.equal((await nearOut.nextPlate('last'))['plate'], 'LAST1');
       outputsOf(outputs, 'pe-far').assertDrained();
-      // The keep-alive from 127.0.0.1 updated only the status of the node that takes it.
-      assert.ok(statusesOf('pe-near').some((s) => String(s.text).startsWith('alive ')));
+      // A keep-alive from 127.0.0.1 updates only the status of the node that takes it. Post
+      // statuses are throttled (the latest a second): one sent last is the one shown, waited for;
+      // by then pe-far would have shown one it held too.
+      assert.equal(await post({ url, kind: 'keepalive', format: 'nvr' }), 200);
+      await waitForStatus('pe-near', (s) => String(s.text).startsWith('alive '), 'alive');
       assert.ok(!statusesOf('pe-far').some((s) => String(s.text).startsWith('alive ')));
     });
 

@@ -65,3 +65,44 @@ export class WarningThrottle {
 function formatSeconds(ms: number): string {
   return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`;
 }
+
+/**
+ * The latest of a value at a bounded rate: the first is shown at once, later ones within
+ * `intervalMs` only replace the one held, which is shown when the interval ends. A plate status
+ * at 100 posts a second costs one status a second (each status goes to every open editor), and
+ * the status still ends on the latest plate.
+ */
+export class LatestThrottle<T> {
+  private held: { value: T } | undefined;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly show: (value: T) => void,
+    private readonly intervalMs: number,
+  ) {}
+
+  set(value: T): void {
+    if (this.timer) {
+      this.held = { value };
+      return;
+    }
+    this.show(value);
+    this.timer = setTimeout(() => this.flush(), this.intervalMs);
+    this.timer.unref();
+  }
+
+  /** Drops what is held and stops the timer (a newer status of another kind replaces it, or the node closes). */
+  cancel(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.held = undefined;
+  }
+
+  private flush(): void {
+    this.timer = undefined;
+    const held = this.held;
+    this.held = undefined;
+    // What was held is shown now and opens a new interval; with nothing held the next is shown at once.
+    if (held) this.set(held.value);
+  }
+}

@@ -110,6 +110,7 @@ export class DeviceClient {
   /** How to close each open stream (its connection and any socket still connecting). */
   private readonly streams = new Set<() => Promise<void>>();
   private closed = false;
+  private secretList: readonly string[] | undefined;
 
   constructor(options: DeviceOptions) {
     this.options = resolveDeviceOptions(options);
@@ -140,9 +141,9 @@ export class DeviceClient {
    * username and the Basic form of both (a device may echo a request or its header).
    */
   get secrets(): readonly string[] {
-    const { username, password } = this.options;
-    if (password === '' && username === '') return [];
-    return [password, username, Buffer.from(`${username}:${password}`, 'utf8').toString('base64')].filter((s) => s !== '');
+    // Asked on every answer read: made once (the options never change).
+    this.secretList ??= Object.freeze(secretsOf(this.options.username, this.options.password));
+    return this.secretList;
   }
 
   async request(opts: RequestOptions): Promise<DeviceResponse> {
@@ -159,16 +160,16 @@ export class DeviceClient {
     const deadline = new Deadline(timeout, body.length, opts.deadline);
     deadline.follow(opts.signal);
     const dispatcher = opts.control ? this.control : this.pool;
-    const base = { headersTimeout: timeout, bodyTimeout: timeout, signal: deadline.signal };
+    const base = { headersTimeout: timeout, bodyTimeout: timeout, deadline };
     try {
       if (opts.probe !== undefined && body.length > 0 && !this.authSettled && this.options.auth !== 'basic') {
         const probe = await this.exchange(dispatcher, { ...base, method: 'GET', path: opts.probe, headers: {}, body: null });
         await probe.body.dump({ limit: CHALLENGE_BODY_MAX, signal: deadline.signal });
       }
       const res = await this.exchange(dispatcher, { ...base, method, path: opts.path, headers, body: body.make });
-      const answer = await readBody(res.body, opts.maxBytes ?? DEFAULT_MAX_BYTES, this.describe(method, opts.path), deadline, opts.onChunk);
+      const answer = await readBody(res.body, opts.maxBytes ?? DEFAULT_MAX_BYTES, () => this.describe(method, opts.path), deadline, opts.onChunk);
       const response: DeviceResponse = { status: res.statusCode, headers: res.headers, contentType: contentTypeOf(res.headers), body: answer };
-      if (!opts.allowHttpError) assertOk(response, this.describe(method, opts.path));
+      if (!opts.allowHttpError && (response.status < 200 || response.status >= 300)) assertOk(response, this.describe(method, opts.path));
       return response;
     } catch (err) {
       if (deadline.expired) throw new IpcamError('ETIMEOUT', `No complete answer from ${this.label} (${this.describe(method, opts.path)}) within ${deadline.seconds} s`);
@@ -210,7 +211,7 @@ export class DeviceClient {
     const deadline = new Deadline(this.options.timeout, 0);
     deadline.follow(opts.signal);
     try {
-      const res = await this.exchange(client, { method: 'GET', path: opts.path, headers: {}, body: null, signal: deadline.signal });
+      const res = await this.exchange(client, { method: 'GET', path: opts.path, headers: {}, body: null, deadline });
       const response = { status: res.statusCode, headers: res.headers, contentType: contentTypeOf(res.headers) };
       if (res.statusCode < 200 || res.statusCode >= 300) {
         await res.body.dump({ limit: CHALLENGE_BODY_MAX, signal: deadline.signal }).catch(() => undefined);
@@ -234,26 +235,27 @@ export class DeviceClient {
 
   /**
    * Sends the request, answering authentication challenges; each retry must bring something new.
-   * `req.signal` (the deadline) bounds it all, a 401's body included: a device dripping it is
+   * `call.deadline` bounds it all, a 401's body included: a device dripping it is
    * cut off, not waited for.
    */
   private async exchange(
     dispatcher: Dispatcher,
-    req: Omit<Dispatcher.RequestOptions, 'body' | 'signal'> & { headers: Record<string, string>; body: Dispatcher.RequestOptions['body'] | (() => Readable); signal: AbortSignal },
+    call: Omit<Dispatcher.RequestOptions, 'body' | 'signal'> & { headers: Record<string, string>; body: Dispatcher.RequestOptions['body'] | (() => Readable); deadline: Deadline },
   ): Promise<Dispatcher.ResponseData> {
+    const { deadline, ...req } = call;
     let refused = 0;
     for (let attempt = 1; ; attempt++) {
       const { header, ticket } = this.auth.authorize(req.method, req.path);
       const headers = header === undefined ? req.headers : { ...req.headers, authorization: header };
       // A stream body is made anew for each attempt: an authentication retry sends it again.
       const body = typeof req.body === 'function' ? req.body() : req.body;
-      const res = await dispatcher.request({ ...req, body, headers });
+      const res = await dispatcher.request({ ...req, body, headers, signal: deadline.line });
       if (res.statusCode !== 401) {
         this.authSettled = true;
         return res;
       }
-      await res.body.dump({ limit: CHALLENGE_BODY_MAX, signal: req.signal }).catch(() => undefined);
-      if (req.signal.aborted) throw req.signal.reason;
+      await res.body.dump({ limit: CHALLENGE_BODY_MAX, signal: deadline.signal }).catch(() => undefined);
+      if (deadline.line.aborted) throw deadline.line.reason;
       if (ticket.scheme !== 'none') refused += 1;
       this.learn(res.headers['www-authenticate'], ticket, attempt, refused);
     }
@@ -328,6 +330,11 @@ function bodyOf(opts: RequestOptions): Body {
   return { length: bytes.length, make: onUpload ? () => piecesStream([bytes], onUpload) : bytes };
 }
 
+function secretsOf(username: string, password: string): string[] {
+  if (password === '' && username === '') return [];
+  return [password, username, Buffer.from(`${username}:${password}`, 'utf8').toString('base64')].filter((s) => s !== '');
+}
+
 /** A target the device can take: a path of ours, bounded, on one line (`EINPUT` otherwise, nothing sent). */
 function checkTarget(path: string): void {
   if (typeof path !== 'string' || !path.startsWith('/')) throw new IpcamError('EINPUT', 'A request target must be a path starting with /');
@@ -340,28 +347,49 @@ function contentTypeOf(headers: Record<string, string | string[] | undefined>): 
   return (Array.isArray(value) ? value[0] : value) ?? '';
 }
 
-async function readBody(body: Dispatcher.ResponseData['body'], maxBytes: number, what: string, deadline: Deadline, onChunk?: (chunk: Buffer) => void): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    const buf = chunk as Buffer;
-    size += buf.length;
-    deadline.received(buf.length);
-    if (size > maxBytes) {
+/**
+ * The answer's bytes, within `maxBytes`. Read with listeners, not `for await`: an async iterator
+ * per answer (a promise per piece) cost a relay pulse more than the rest of its reading.
+ */
+function readBody(body: Dispatcher.ResponseData['body'], maxBytes: number, what: () => string, deadline: Deadline, onChunk?: (chunk: Buffer) => void): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let settled = false;
+    const fail = (err: unknown): void => {
+      if (settled) return;
+      settled = true;
+      body.off('data', onData);
       body.destroy();
-      throw new IpcamError('EPARSE', `The answer to ${what} is larger than ${maxBytes} bytes`);
-    }
-    if (onChunk) {
-      try {
-        onChunk(buf);
-      } catch (err) {
-        body.destroy();
-        throw err;
+      reject(err);
+    };
+    const onData = (chunk: Buffer): void => {
+      if (settled) return;
+      size += chunk.length;
+      deadline.received(chunk.length);
+      if (size > maxBytes) return fail(new IpcamError('EPARSE', `The answer to ${what()} is larger than ${maxBytes} bytes`));
+      if (onChunk) {
+        try {
+          onChunk(chunk);
+        } catch (err) {
+          return fail(err);
+        }
       }
-    }
-    chunks.push(buf);
-  }
-  return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size);
+      chunks.push(chunk);
+    };
+    body.on('data', onData);
+    body.once('error', fail);
+    // An aborted body (the deadline, the caller's signal) ends in 'error'; a close without 'end' is a cut answer.
+    body.once('close', () => {
+      // After 'end' too: nothing to make then (an Error's stack costs more than the whole read).
+      if (!settled) fail(body.errored ?? Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
+    });
+    body.once('end', () => {
+      if (settled) return;
+      settled = true;
+      resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
+    });
+  });
 }
 
 function assertOk(res: DeviceResponse, what: string): void {
