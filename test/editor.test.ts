@@ -219,8 +219,15 @@ describe('editor (Chromium)', function () {
     // The demo listens on loopback only: no warning.
     assert.equal(await bind.inputValue(), '127.0.0.1');
     assert.equal(await warning.isVisible(), false);
-    await bind.fill('0.0.0.0');
-    await warning.waitFor({ state: 'visible' });
+    // A config node with credentials runs its oneditprepare (which attaches the handlers) only
+    // once the editor has fetched them: typing before that is not seen, so type again until it is.
+    for (let tries = 0; ; tries++) {
+      await bind.fill('');
+      await bind.fill('0.0.0.0');
+      const shown = await warning.waitFor({ state: 'visible', timeout: 1000 }).then(() => true, () => false);
+      if (shown) break;
+      assert.ok(tries < 20, 'the open-port warning never showed');
+    }
     assert.match((await warning.textContent()) ?? '', /Anyone who can reach this port can post plates/);
     await page.fill('#node-config-input-allow', '192.168.1.0/24');
     await warning.waitFor({ state: 'hidden' });
