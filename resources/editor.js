@@ -309,7 +309,24 @@
         };
     }
 
+    // Dashboard 2 widgets: a width no wider than the chosen group (the open dialog's, else the stored one).
+    function groupWidthValid(v) {
+        var group = RED.nodes.node($("#node-input-group").val() || this.group);
+        return !group || !group.width || +(v || 0) <= +group.width;
+    }
+
+    // Dashboard 2 widgets: its size picker where Dashboard 2 is installed, else no size row.
+    function widgetSizer() {
+        if ($.fn.elementSizer) {
+            $("#node-input-size").elementSizer({ width: "#node-input-width", height: "#node-input-height", group: "#node-input-group" });
+        } else {
+            $("#node-input-size").closest(".form-row").hide();
+        }
+    }
+
     window.IPCAM_EDITOR = {
+        groupWidthValid: groupWidthValid,
+        widgetSizer: widgetSizer,
         operationEditor: operationEditor,
         check: check,
         editable: editable,
