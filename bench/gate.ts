@@ -16,7 +16,7 @@
  *
  * Environment: IPCAM_BENCH_GATE_SECONDS (per run, default 20), IPCAM_BENCH_GATE_REPS (default 3),
  * IPCAM_BENCH_GATE_RATES (default 10,100), IPCAM_BENCH_GATE_PROFILE=<dir> (Node-RED runs with --cpu-prof
- * into <dir>, written when it stops).
+ * into <dir>, the floor too; written when they stop).
  */
 import { mkdirSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
@@ -91,7 +91,7 @@ function gateFlow(eventPort: number, devicePort: number): FlowNode[] {
     },
     { id: 'gate-server', type: 'ipcam-event-server', z, port: String(eventPort), bind: '127.0.0.1', path: '/', maxBody: '', maxConnections: '', allow: '' },
     { id: 'gate-plates', type: 'ipcam-plate-event', z, server: 'gate-server', device: '', match: '', lists: [ALLOWED], dedup: '0', images: 'none', wires: [['gate-relay'], []] },
-    { id: 'gate-relay', type: 'ipcam-relay', z, device: 'gate-device', output: String(OUTPUT), mode: 'pulse', pulse: String(PULSE_MS), sequence: '', wires: [[]] },
+    { id: 'gate-relay', type: 'ipcam-relay', z, device: 'gate-device', output: String(OUTPUT), mode: 'pulse', pulse: String(PULSE_MS), sequence: '', overrides: 'none', wires: [[]] },
   ];
 }
 
@@ -113,7 +113,7 @@ async function startRig(): Promise<Rig> {
   await waitForPort(eventPort);
   const relayTarget = buildCgiPath(RELAY_PATH, { action: `${OUTPUT}:/${PULSE_MS}\\` });
   const authorization = `Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString('base64')}`;
-  const floor = new Child<GateFloorReply>('gate floor', forkBench('gate-floor.js', [], [sim.url, relayTarget, authorization, ALLOWED]));
+  const floor = new Child<GateFloorReply>('gate floor', forkBench('gate-floor.js', PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', PROFILE_DIR, '--cpu-prof-name', `gate-floor.${process.pid}.cpuprofile`] : [], [sim.url, relayTarget, authorization, ALLOWED]));
   const { port: floorPort } = await floor.ask(undefined, 'listening');
   const load = new Child<LoadReply>('load process', forkBench('event-load.js'));
   return { sim, relays, runtime, eventPort, floor, floorPort, load };

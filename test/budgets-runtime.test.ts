@@ -73,7 +73,7 @@ describe('budgets in a real Node-RED runtime with a 512 MB heap', function () {
 
   before(async function () {
     device = await startHostileDevice();
-    runtime = new ChildRuntime({ nodeArgs: ['--max-old-space-size=512'] });
+    runtime = new ChildRuntime({ nodeArgs: ['--max-old-space-size=512'], watchLoopDelay: true });
     await runtime.start();
     await runtime.deploy(budgetFlow(device.port));
     await waitFor('the flow to run', async () => (await fetch(`${runtime.adminUrl}/budgets/ready`, { method: 'POST' })).status === 200);

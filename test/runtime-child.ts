@@ -21,6 +21,11 @@ export interface ChildRuntimeOptions {
   extraSettings?: string;
   /** Dashboard 2 installed beside this package (as `npm start` has it). */
   dashboard?: boolean;
+  /**
+   * Watch the event loop for `loopDelay()`. Off unless asked: the watch is a 10 ms timer, 100
+   * wakeups a second that a bench's floor does not pay.
+   */
+  watchLoopDelay?: boolean;
 }
 
 /** What the runtime reports of itself after a full garbage collection. */
@@ -53,8 +58,8 @@ export interface RuntimeCpu {
  * A real Node-RED runtime in a child process with this package installed, for behaviour that
  * depends on process lifetime (crashes, leaks, redeploys). It runs with --expose-gc, and its
  * settings add one admin route, `GET /_probe`, that collects garbage and answers RSS, heap and
- * open file descriptors; `GET /_cpu`, the process's CPU time, without collecting anything; and
- * `GET /_loop-delay`, the longest event-loop block since the last ask.
+ * open file descriptors; `GET /_cpu`, the process's CPU time, without collecting anything; and,
+ * with `watchLoopDelay`, `GET /_loop-delay`, the longest event-loop block since the last ask.
  */
 export class ChildRuntime {
   /** Everything the runtime printed (a crash shows here). */
@@ -84,7 +89,7 @@ export class ChildRuntime {
   async start(): Promise<void> {
     const port = await freePort();
     this.url = `http://127.0.0.1:${port}`;
-    writeFileSync(join(this.userDir, 'settings.js'), settingsFile(port, this.options.nodesDir, this.options.extraSettings));
+    writeFileSync(join(this.userDir, 'settings.js'), settingsFile(port, this.options));
     if (this.options.dashboard) linkDashboard(this.userDir);
     const child = spawn(process.execPath, ['--expose-gc', ...(this.options.nodeArgs ?? []), require.resolve('node-red/red.js'), '--userDir', this.userDir, '--settings', join(this.userDir, 'settings.js')], {
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -136,6 +141,7 @@ export class ChildRuntime {
    * perf_hooks' monitorEventLoopDelay at a 10 ms resolution); each call starts a new measurement.
    */
   async loopDelay(): Promise<number> {
+    if (this.options.watchLoopDelay !== true) throw new Error('loopDelay() needs a runtime started with watchLoopDelay');
     const res = await fetch(`${this.url}/_loop-delay`);
     return ((await res.json()) as { maxMs: number }).maxMs;
   }
@@ -160,9 +166,10 @@ export class ChildRuntime {
   }
 }
 
-function settingsFile(port: number, nodesDir?: string, extra?: string): string {
-  return `const loopDelay = require('perf_hooks').monitorEventLoopDelay({ resolution: 10 });
-loopDelay.enable();
+function settingsFile(port: number, options: ChildRuntimeOptions): string {
+  const { nodesDir, extraSettings: extra } = options;
+  return `const loopDelay = ${options.watchLoopDelay === true ? "require('perf_hooks').monitorEventLoopDelay({ resolution: 10 })" : 'undefined'};
+if (loopDelay) loopDelay.enable();
 module.exports = {${nodesDir === undefined ? '' : `
   nodesDir: ${JSON.stringify(nodesDir)},`}${extra === undefined ? '' : `
   ${extra}`}
@@ -175,7 +182,7 @@ module.exports = {${nodesDir === undefined ? '' : `
   editorTheme: { tours: false, projects: { enabled: false } },
   logging: { console: { level: 'warn', metrics: false, audit: false } },
   httpAdminMiddleware: function (req, res, next) {
-    if (req.url === '/_loop-delay') {
+    if (req.url === '/_loop-delay' && loopDelay) {
       const maxMs = loopDelay.max / 1e6;
       loopDelay.reset();
       res.setHeader('content-type', 'application/json');
