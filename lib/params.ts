@@ -428,13 +428,18 @@ export function isSecretField(limits: FieldLimits): boolean {
 }
 
 /** The names of the secret fields of an object parameter (none for any other kind). */
-export function secretFieldNames(param: Param<unknown>): string[] {
-  const limits = param.limits;
-  if (limits.type !== 'object') return [];
-  return Object.entries(limits.fields)
-    .filter(([, field]) => isSecretField(field))
-    .map(([name]) => name);
+export function secretFieldNames(param: Param<unknown>): readonly string[] {
+  let names = SECRET_NAMES.get(param.limits);
+  if (names === undefined) {
+    const limits = param.limits;
+    names = Object.freeze(limits.type === 'object' ? Object.entries(limits.fields).filter(([, field]) => isSecretField(field)).map(([name]) => name) : []);
+    SECRET_NAMES.set(limits, names);
+  }
+  return names;
 }
+
+/** Asked on every call of an operation, found once per parameter (its limits never change). */
+const SECRET_NAMES = new WeakMap<object, readonly string[]>();
 
 /**
  * The secret values `input` gives for the secret fields of `param`, as text (a number given for
@@ -442,8 +447,10 @@ export function secretFieldNames(param: Param<unknown>): string[] {
  */
 export function secretValues(param: Param<unknown>, input: unknown): string[] {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) return [];
+  const names = secretFieldNames(param);
+  if (names.length === 0) return [];
   const given = input as Record<string, unknown>;
-  return secretFieldNames(param)
+  return names
     .map((name) => given[name])
     .map((value) => (typeof value === 'string' ? value : typeof value === 'number' && Number.isFinite(value) ? String(value) : ''))
     .filter((value) => value !== '');

@@ -106,9 +106,7 @@ describe('ipcam-snapshot node', function () {
   }
 
   function assertGreen(w: FlowWatch): void {
-    const [first] = w.statuses(SNAP);
-    assert.ok(first, 'no status was set');
-    assert.deepEqual([first.fill, first.shape], ['yellow', 'ring'], 'a request starts with a yellow ring');
+    assert.ok(w.statuses(SNAP).length > 0, 'no status was set');
     const status = w.lastStatus(SNAP);
     assert.equal(status.fill, 'green');
     assert.equal(status.shape, 'dot');
