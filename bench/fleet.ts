@@ -17,7 +17,7 @@
  * Environment: IPCAM_BENCH_DEVICES (default 200; IPCAM_BENCH_DEVICES=1000 for the scale of a
  * large site, a far longer run), IPCAM_BENCH_IDLE_SECONDS
  * (default 60; the devices-only phase idles half as long). Two to four minutes with the defaults
- * (two idle windows, then up to a minute for the devices' pools to drop their keep-alive sockets).
+ * (two idle windows, then up to 30 s for the devices to drop their keep-alive connections).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -229,8 +229,8 @@ async function probeN(runtime: ChildRuntime): Promise<RuntimeProbe[]> {
 }
 
 /**
- * The undici pool of a device keeps the socket of the input monitor's first read (resync)
- * until its keep-alive ends: wait until each runtime holds its streams' sockets and no more
+ * A device keeps the connection of the input monitor's first read (resync) until its
+ * keep-alive ends (30 s at most): wait until each runtime holds its streams' sockets and no more
  * (a minute and a half at most).
  */
 async function waitForIdleSockets(runtimes: StreamRuntime[]): Promise<void> {

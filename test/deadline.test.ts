@@ -257,7 +257,9 @@ describe('control lane: commands never wait behind slow answers', function () {
     // Every snapshot ends ETIMEOUT by its deadline, counted from its call (the fifth's wait in the queue included).
     for (const outcome of await Promise.all([...snapshots, fifth])) assertTimeout(outcome, allowance(SNAPSHOT_TIMEOUT, 0) + SLACK);
     await waitFor('every dripping answer to be released', () => camera.dripping === 0, 3000);
-    // The lane's kept-alive connections close with the client, as the pool's do.
+    // The lanes' kept-alive connections close with the client. (A command first: the device's
+    // keep-alive offer, 5 s, leaves 3 s, about as long as the snapshots took.)
+    assert.deepEqual((await timed(readRelay(client, 1))).value, { output: 1, active: false });
     assert.ok(camera.connections > 0, 'connections are kept alive before close');
     await client.close();
     await waitFor('no connection left after close()', () => camera.connections === 0, 3000);

@@ -60,6 +60,8 @@ export interface Simulator {
   discoveryMulticast: boolean;
   /** Probes answered so far. */
   readonly discoveryAnswered: number;
+  /** HTTP connections open to the device now, and accepted since it started (what a client holds of a device). */
+  readonly connections: { readonly open: number; readonly accepted: number };
   state: SimulatorState;
   /** Adds a fault; it hits matching requests until spent or cleared. */
   inject(fault: Fault): void;
@@ -106,6 +108,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     nonceTtl: options.nonceTtl ?? 5 * 60_000,
   });
   const sockets = new Set<Socket>();
+  let accepted = 0;
   const timers = new Set<NodeJS.Timeout>();
   const poster = new EventPoster(state);
 
@@ -119,6 +122,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   server.keepAliveTimeout = 60_000;
   server.on('connection', (socket: Socket) => {
     sockets.add(socket);
+    accepted += 1;
     socket.on('close', () => sockets.delete(socket));
   });
 
@@ -236,6 +240,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     rtspPort,
     discoveryPort: discovery.port,
     discoveryMulticast: discovery.multicast,
+    get connections() {
+      return { open: sockets.size, accepted };
+    },
     get discoveryAnswered() {
       return discovery.answered;
     },

@@ -1,10 +1,11 @@
 import { isIP } from 'node:net';
 import { Readable } from 'node:stream';
 import type { Socket } from 'node:net';
-import { buildConnector, Client, Pool, type Dispatcher } from 'undici';
+import { buildConnector, Client, type Dispatcher } from 'undici';
 import { IpcamError } from '../errors';
 import { DeviceAuth, type AuthTicket } from './auth';
 import { Deadline } from './deadline';
+import { Lane, type Seat } from './lane';
 import { transportError } from './transport-error';
 import { frameUpload, piecesStream, type UploadFile } from './upload';
 import { resolveDeviceOptions, type DeviceOptions, type ResolvedDeviceOptions } from './options';
@@ -35,7 +36,7 @@ export interface RequestOptions {
   deadline?: number;
   /**
    * A short command that must not wait behind slow answers (relay, PTZ, I/O check): it goes on the
-   * device's control lane, a few connections of its own, never on the pool that snapshots,
+   * device's control lane, a few connections of its own, never on the connections that snapshots,
    * downloads and uploads hold.
    */
   control?: boolean;
@@ -85,50 +86,50 @@ const DEFAULT_MAX_BYTES = 32 * 1024 * 1024;
  * this is the last bound, well below what the small web servers of these devices take.
  */
 export const MAX_TARGET = 4096;
-const KEEP_ALIVE_MS = 30_000;
+/**
+ * Longest a connection with nothing to do stays open, whatever the device's `Keep-Alive: timeout`
+ * offers (undici takes a device's offer up to 10 minutes unless capped): a heartbeat once a minute
+ * would otherwise hold a socket of every device for good. A shorter offer is kept.
+ */
+export const KEEP_ALIVE_MS = 30_000;
 /** Connections of the control lane: enough for a relay and a PTZ command at once, few enough to bound what a device is asked to hold. */
 export const CONTROL_CONNECTIONS = 2;
 /** Most of a 401's body read before the retry: the text is thrown away. */
 const CHALLENGE_BODY_MAX = 64 * 1024;
 
 /**
- * The HTTP client of one device: a keep-alive pool for request/response calls, a small control
+ * The HTTP client of one device: a lane of keep-alive connections for request/response calls, a small control
  * lane beside it for commands, a dedicated connection per stream, the device's authentication,
  * a deadline on every exchange and the mapping of every failure to an `IpcamError`.
  */
 export class DeviceClient {
   readonly options: ResolvedDeviceOptions;
   private readonly auth: DeviceAuth;
-  private readonly pool: Pool;
   /**
-   * Commands only: four slow snapshots holding every connection of `pool` never delay a relay.
-   * Made by the first command: most devices of a fleet (cameras that only stream) never send one.
+   * Request/response calls, up to `connections`. Made by the first request, as everything below:
+   * a device node that is deployed and never asks anything (a camera that only streams, a
+   * heartbeat that is off) holds none of it.
    */
-  private controlPool: Pool | undefined;
+  private mainLane: Lane | undefined;
+  /** Commands only: four slow snapshots holding every connection of `mainLane` never delay a relay. */
+  private controlLane: Lane | undefined;
+  /** What every connection to the device is made with (the connector keeps the TLS sessions of all of them). */
+  private clientOptions: Readonly<Client.Options> | undefined;
   /** The device has answered something other than 401 once: its scheme (or none) is known. */
   private authSettled = false;
   /** How to close each open stream (its connection and any socket still connecting). */
-  private readonly streams = new Set<() => Promise<void>>();
+  private streams: Set<() => Promise<void>> | undefined;
   private closed = false;
   private secretList: readonly string[] | undefined;
 
   constructor(options: DeviceOptions) {
     this.options = resolveDeviceOptions(options);
     this.auth = new DeviceAuth(this.options.auth, { username: this.options.username, password: this.options.password });
-    this.pool = new Pool(this.options.origin, {
-      ...this.dispatcherOptions(),
-      connections: this.options.connections,
-      keepAliveTimeout: KEEP_ALIVE_MS,
-    });
   }
 
-  private get control(): Pool {
-    this.controlPool ??= new Pool(this.options.origin, {
-      ...this.dispatcherOptions(),
-      connections: CONTROL_CONNECTIONS,
-      keepAliveTimeout: KEEP_ALIVE_MS,
-    });
-    return this.controlPool;
+  private lane(control: boolean | undefined): Lane {
+    if (control) return (this.controlLane ??= new Lane(this.options.origin, this.connectionOptions(), CONTROL_CONNECTIONS));
+    return (this.mainLane ??= new Lane(this.options.origin, this.connectionOptions(), this.options.connections));
   }
 
   /** A short label for logs and messages: never holds credentials. */
@@ -159,9 +160,13 @@ export class DeviceClient {
     if (body.length > 0) headers['content-length'] = String(body.length);
     const deadline = new Deadline(timeout, body.length, opts.deadline);
     deadline.follow(opts.signal);
-    const dispatcher = opts.control ? this.control : this.pool;
+    const lane = this.lane(opts.control);
     const base = { headersTimeout: timeout, bodyTimeout: timeout, deadline };
+    let seat: Seat | undefined;
     try {
+      // One connection for the whole exchange: a probe and an authentication retry follow on it.
+      seat = lane.take() ?? (await lane.wait(deadline.line));
+      const dispatcher = seat.client;
       if (opts.probe !== undefined && body.length > 0 && !this.authSettled && this.options.auth !== 'basic') {
         const probe = await this.exchange(dispatcher, { ...base, method: 'GET', path: opts.probe, headers: {}, body: null });
         await probe.body.dump({ limit: CHALLENGE_BODY_MAX, signal: deadline.signal });
@@ -175,6 +180,7 @@ export class DeviceClient {
       if (deadline.expired) throw new IpcamError('ETIMEOUT', `No complete answer from ${this.label} (${this.describe(method, opts.path)}) within ${deadline.seconds} s`);
       throw this.toIpcamError(err, method, opts.path);
     } finally {
+      if (seat) lane.release(seat);
       deadline.clear();
     }
   }
@@ -183,13 +189,12 @@ export class DeviceClient {
   async openStream(opts: StreamOptions): Promise<DeviceStream> {
     this.assertOpen();
     checkTarget(opts.path);
-    const { connect, headersTimeout } = this.dispatcherOptions();
-    // Our own connector keeps the socket, so that closing during a slow connect (an unreachable
-    // camera) releases it at once instead of at the connect timeout.
-    const connector = buildConnector(connect as buildConnector.BuildOptions) as unknown as (o: buildConnector.Options, cb: buildConnector.Callback) => Socket;
+    // The connector is wrapped to keep the socket, so that closing during a slow connect (an
+    // unreachable camera) releases it at once instead of at the connect timeout.
+    const connector = this.connectionOptions().connect as unknown as (o: buildConnector.Options, cb: buildConnector.Callback) => Socket;
     const sockets = new Set<Socket>();
     const client = new Client(this.options.origin, {
-      headersTimeout,
+      headersTimeout: this.options.timeout,
       bodyTimeout: opts.stallTimeout ?? 30_000,
       pipelining: 1,
       connect: (options, callback) => {
@@ -201,12 +206,13 @@ export class DeviceClient {
         return socket;
       },
     });
+    const streams = (this.streams ??= new Set());
     const close = async (): Promise<void> => {
-      if (!this.streams.delete(close)) return;
+      if (!streams.delete(close)) return;
       for (const socket of sockets) destroyWithError(socket);
       await client.destroy().catch(() => undefined);
     };
-    this.streams.add(close);
+    streams.add(close);
     // The opening (authentication, headers, a refused answer's body) has a deadline; the body that follows never ends.
     const deadline = new Deadline(this.options.timeout, 0);
     deadline.follow(opts.signal);
@@ -230,7 +236,7 @@ export class DeviceClient {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await Promise.all([this.pool.destroy().catch(() => undefined), this.controlPool?.destroy().catch(() => undefined), ...[...this.streams].map((close) => close())]);
+    await Promise.all([this.mainLane?.close(), this.controlLane?.close(), ...[...(this.streams ?? [])].map((close) => close())]);
   }
 
   /**
@@ -268,7 +274,9 @@ export class DeviceClient {
     if (attempt >= 3 || refused >= 2) throw new IpcamError('EAUTH', 'The device keeps refusing the credentials', { status: 401 });
   }
 
-  private dispatcherOptions(): Pool.Options {
+  /** Made once, by the first connection: one connector (and TLS session cache) for the device, frozen options shared by its lanes. */
+  private connectionOptions(): Readonly<Client.Options> {
+    if (this.clientOptions) return this.clientOptions;
     const connect: Record<string, unknown> = { timeout: this.options.timeout };
     if (this.options.protocol === 'https') {
       connect['rejectUnauthorized'] = this.options.tlsVerify;
@@ -276,7 +284,14 @@ export class DeviceClient {
       // SNI carries host names only (RFC 6066; Node warns when given an IP address).
       if (isIP(this.options.host) === 0) connect['servername'] = this.options.host;
     }
-    return { connect, headersTimeout: this.options.timeout, bodyTimeout: this.options.timeout };
+    this.clientOptions = Object.freeze({
+      connect: buildConnector(connect as buildConnector.BuildOptions),
+      headersTimeout: this.options.timeout,
+      bodyTimeout: this.options.timeout,
+      keepAliveTimeout: KEEP_ALIVE_MS,
+      keepAliveMaxTimeout: KEEP_ALIVE_MS,
+    });
+    return this.clientOptions;
   }
 
   private assertOpen(): void {

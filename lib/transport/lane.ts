@@ -1,0 +1,138 @@
+import { Client } from 'undici';
+import { IpcamError } from '../errors';
+import type { AbortLine } from './deadline';
+
+/** One keep-alive connection of a lane (an undici Client) and whether an exchange of ours holds it. */
+export interface Seat {
+  readonly client: Client;
+  /** An exchange of ours holds it, from its first request to the last byte of its answer. */
+  busy: boolean;
+  /** Its socket is open. */
+  connected: boolean;
+}
+
+interface Waiter {
+  resolve(seat: Seat): void;
+  reject(err: unknown): void;
+  line: AbortLine;
+  onAbort(): void;
+}
+
+/**
+ * Up to `max` keep-alive connections to one device, each an undici Client made when an exchange
+ * needs one, and dropped once its socket has closed with no exchange on it: a device with
+ * nothing to ask holds no Client, no queue and no socket.
+ *
+ * Not undici's Pool, for two reasons measured on a fleet (bench/device-heap.ts): a Pool holds a
+ * 2048-slot queue (16 KB) from its creation, and it hands a request that follows an answer at
+ * once (an authentication retry, the next call of a loop) to a second connection: undici marks
+ * the first free only on its next turn (setImmediate), so a Pool makes a Client beside it, opens
+ * a second socket to the device and makes a third Client in advance. Here an exchange holds its
+ * seat until its answer is read, its retries go on the same connection, and the next exchange
+ * takes the seat that is free by our count (undici sends it once the connection is ready).
+ * When every seat is held, exchanges wait in order for the first one freed, each within its own
+ * deadline.
+ */
+export class Lane {
+  private readonly seats: Seat[] = [];
+  private readonly waiters: Waiter[] = [];
+  private closed = false;
+
+  /**
+   * @param options shared by every Client of the lane (and of the device's other lane): built
+   *   once per device, never changed.
+   */
+  constructor(
+    private readonly origin: string,
+    private readonly options: Readonly<Client.Options>,
+    private readonly max: number,
+  ) {}
+
+  /** Clients the lane holds now (connected or not). */
+  get size(): number {
+    return this.seats.length;
+  }
+
+  /** A seat for one exchange: a free one, or a new one while under `max`; none when all are held. */
+  take(): Seat | undefined {
+    if (this.closed) throw closedError();
+    for (const seat of this.seats) {
+      if (!seat.busy) {
+        seat.busy = true;
+        return seat;
+      }
+    }
+    if (this.seats.length >= this.max) return undefined;
+    return this.add();
+  }
+
+  /** The first seat freed, in the order asked; rejects with the line's reason when it aborts first. */
+  wait(line: AbortLine): Promise<Seat> {
+    if (this.closed) return Promise.reject(closedError());
+    if (line.aborted) return Promise.reject(line.reason);
+    return new Promise<Seat>((resolve, reject) => {
+      const waiter: Waiter = {
+        resolve,
+        reject,
+        line,
+        onAbort: () => {
+          const at = this.waiters.indexOf(waiter);
+          if (at !== -1) this.waiters.splice(at, 1);
+          reject(line.reason);
+        },
+      };
+      line.once('abort', waiter.onAbort);
+      this.waiters.push(waiter);
+    });
+  }
+
+  /** The exchange holding `seat` is over (its answer read, dumped or destroyed). */
+  release(seat: Seat): void {
+    if (this.closed || !this.seats.includes(seat)) return;
+    const next = this.waiters.shift();
+    if (next) {
+      next.line.off('abort', next.onAbort);
+      next.resolve(seat);
+      return;
+    }
+    seat.busy = false;
+    if (!seat.connected) this.drop(seat);
+  }
+
+  /** Destroys every Client (open sockets and queued requests with them); waiting exchanges fail with ECONN. */
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const waiter of this.waiters.splice(0)) {
+      waiter.line.off('abort', waiter.onAbort);
+      waiter.reject(closedError());
+    }
+    await Promise.all(this.seats.splice(0).map((seat) => seat.client.destroy().catch(() => undefined)));
+  }
+
+  private add(): Seat {
+    const seat: Seat = { client: new Client(this.origin, this.options), busy: true, connected: false };
+    seat.client.on('connect', () => {
+      seat.connected = true;
+    });
+    seat.client.on('disconnect', () => {
+      seat.connected = false;
+      // Its keep-alive ended (or the device closed it) with nothing of ours on it.
+      if (!seat.busy) this.drop(seat);
+    });
+    // A failed connect is the exchange's error; the Client is dropped when the exchange lets it go.
+    seat.client.on('connectionError', () => undefined);
+    this.seats.push(seat);
+    return seat;
+  }
+
+  private drop(seat: Seat): void {
+    const at = this.seats.indexOf(seat);
+    if (at === -1) return;
+    this.seats.splice(at, 1);
+    void seat.client.destroy().catch(() => undefined);
+  }
+}
+
+function closedError(): IpcamError {
+  return new IpcamError('ECONN', 'The connection to the device is closed');
+}
