@@ -1,6 +1,7 @@
 import { imageSignature } from '../content-type';
 import { MAX_XML_ELEMENTS } from '../budgets';
 import { IpcamError } from '../errors';
+import { isoTime } from '../iso-time';
 import { MAX_CHANNEL } from '../xml/channel';
 import { child, items, parseXml, toTyped, type XmlElement, type XmlValue } from '../xml/codec';
 
@@ -122,7 +123,7 @@ export function readDevicePost(body: Buffer | string, senderIp: string, received
   if (isTrackingPost(body)) return { posts: [], ignoredItems: 0 };
   const text = typeof body === 'string' ? body : body.toString('utf8');
   // Cameras on the newer push (httpPostV2) keep alive with an empty POST: it names no one, so the sender is its address.
-  if (/^\s*$/.test(text)) return { posts: [{ kind: 'keepalive', device: { ip: senderIp }, time: new Date(receivedAt).toISOString() }], ignoredItems: 0 };
+  if (/^\s*$/.test(text)) return { posts: [{ kind: 'keepalive', device: { ip: senderIp }, time: isoTime(receivedAt) }], ignoredItems: 0 };
   const { xmlText, blobs } = extractImages(stripPreamble(text));
   checkSize(xmlText, bounds);
   const root = parseXml(xmlText, { maxElements: bounds.maxNodes });
@@ -405,11 +406,11 @@ export function timeOf(root: XmlElement, fallback: number): string {
   if (epoch && /^\d+$/.test(epoch)) {
     const n = Number(epoch);
     const ms = n >= 1e14 ? n / 1000 : n >= 1e11 ? n : n * 1000;
-    if (ms <= MAX_DATE_MS) return new Date(Math.floor(ms)).toISOString();
+    if (ms <= MAX_DATE_MS) return isoTime(Math.floor(ms));
   }
   const formatted = textOf(root, 'dataTime') ?? textOf(root, 'dateTime');
   const parsed = formatted ? parseDeviceDate(formatted) : undefined;
-  return new Date(parsed ?? fallback).toISOString();
+  return isoTime(parsed ?? fallback);
 }
 
 /** Device-local time without a zone, read in this host's zone (devices and hosts share one site). */
