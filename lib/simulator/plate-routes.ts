@@ -19,9 +19,9 @@ export const plateRoutes: Route = (ctx) => {
     case 'DeleteLicensePlate':
       return withBody(ctx, deletePlate);
     case 'GetSmartVehicleConfig':
-      return vehicleGuard(ctx, channel) && sendVehicleConfig(ctx);
+      return vehicleRefused(ctx, channel) || sendVehicleConfig(ctx);
     case 'SetSmartVehicleConfig':
-      return vehicleGuard(ctx, channel) && withBody(ctx, setVehicleConfig);
+      return vehicleRefused(ctx, channel) || withBody(ctx, setVehicleConfig);
     default:
       return false;
   }
@@ -101,17 +101,21 @@ function deletePlate(ctx: SimContext, root: XmlElement): void {
   sendXmlSuccess(ctx.res);
 }
 
-/** Channel 1 only; API 2.1 firmware refuses the old command (field notes) with HTTP 400. */
-function vehicleGuard(ctx: SimContext, channel: string | undefined): boolean {
+/**
+ * Channel 1 only; API 2.1 firmware refuses the old command (field notes) with HTTP 400 and keeps
+ * the connection. True when it answered the refusal (the route is done: answering a second time
+ * would reset the connection, which firmware does not do).
+ */
+function vehicleRefused(ctx: SimContext, channel: string | undefined): boolean {
   if (channel !== undefined && channel !== '1') {
     sendXmlStatus(ctx.res, 12, 'Channel Error');
-    return false;
+    return true;
   }
   if (ctx.state.vehicle.api === '2.1') {
     sendXmlStatus(ctx.res, 1, 'Invalid Request', 400);
-    return false;
+    return true;
   }
-  return true;
+  return false;
 }
 
 function vehicleBlock(v: VehicleSettings): XmlNode {
