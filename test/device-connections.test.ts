@@ -1,8 +1,8 @@
 import { strict as assert } from 'node:assert';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
+import { setImmediate as setImmediatePromise, setTimeout as sleep } from 'node:timers/promises';
 import { identifyDevice } from '../lib/device-info';
 import { getDeviceInfo } from '../lib/ops/device-info';
 import { takeSnapshot } from '../lib/ops/snapshot';
@@ -61,6 +61,37 @@ describe('device connections', function () {
     await client.request({ path: COMMAND, control: true });
     await client.request({ path: COMMAND, control: true });
     assert.deepEqual(sim.connections, { open: 2, accepted: 2 }, 'one connection for the requests, one for the commands, kept alive');
+  });
+
+  it('a device that closes the connection after every answer without saying so: every call of a run succeeds, each on a new connection', async function () {
+    // Field notes: many of these small web servers close after every response; some keep
+    // answering HTTP/1.1 without `Connection: close`. Their close comes with or just after the
+    // answer: the next call must not go out on that connection.
+    for (const close of ['end', 'destroy'] as const) {
+      let accepted = 0;
+      const closer = createNetServer((socket) => {
+        accepted += 1;
+        let head = '';
+        socket.on('error', () => undefined);
+        socket.on('data', (chunk: Buffer) => {
+          head += chunk.toString('latin1');
+          if (!head.includes('\r\n\r\n')) return;
+          socket.write('HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 2\r\n\r\nok');
+          if (close === 'end') socket.end();
+          else socket.destroy();
+        });
+      });
+      closer.listen(0, '127.0.0.1');
+      await once(closer, 'listening');
+      const client = new DeviceClient({ host: '127.0.0.1', port: (closer.address() as AddressInfo).port, username: 'u', password: 'p', auth: 'basic', timeout: 5000 });
+      try {
+        for (let i = 0; i < 20; i++) assert.equal((await client.request({ path: '/x', control: i >= 10 })).body.toString(), 'ok', `${close}: call ${i}`);
+        assert.equal(accepted, 20, `${close}: a connection per call`);
+      } finally {
+        await client.close();
+        await new Promise<void>((resolve) => closer.close(() => resolve()));
+      }
+    }
   });
 
   it(`concurrent calls open at most \`connections\`, commands at most ${CONTROL_CONNECTIONS} more`, async function () {
@@ -149,8 +180,12 @@ describe('Lane: a connection lets its Client go', function () {
       aborted.abort(new Error('gave up'));
       await assert.rejects(gaveUp, /gave up/);
       lane.release(held);
-      assert.equal(await waiting, held, 'the waiting call gets the freed connection');
-      lane.release(held);
+      // `held` never connected: dropped when let go, and the waiting call gets a new seat.
+      const next = await waiting;
+      assert.notEqual(next, held);
+      assert.equal(lane.size, 1);
+      lane.release(next);
+      await setImmediatePromise();
       assert.equal(lane.size, 0, 'never connected: dropped when let go');
     } finally {
       await lane.close();

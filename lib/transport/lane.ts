@@ -29,13 +29,20 @@ interface Waiter {
  * the first free only on its next turn (setImmediate), so a Pool makes a Client beside it, opens
  * a second socket to the device and makes a third Client in advance. Here an exchange holds its
  * seat until its answer is read, its retries go on the same connection, and the next exchange
- * takes the seat that is free by our count (undici sends it once the connection is ready).
- * When every seat is held, exchanges wait in order for the first one freed, each within its own
- * deadline.
+ * takes the seat that is free by our count.
+ *
+ * A seat let go is given one turn of the event loop before the next exchange takes it: many
+ * cameras close the connection after every answer without saying so (field notes), and their
+ * close arrives with or just after the answer; handed on at once, the next request went out on
+ * the closing connection and failed. After that turn a closed connection is dropped and the next
+ * exchange gets a new one. When every seat is held (or one is taking its turn), exchanges wait in
+ * order, each within its own deadline.
  */
 export class Lane {
   private readonly seats: Seat[] = [];
   private readonly waiters: Waiter[] = [];
+  /** Seats let go whose turn (see above) has not come yet. */
+  private settling = 0;
   private closed = false;
 
   /**
@@ -62,7 +69,8 @@ export class Lane {
         return seat;
       }
     }
-    if (this.seats.length >= this.max) return undefined;
+    // A seat taking its turn is waited for rather than a connection opened beside it.
+    if (this.settling > 0 || this.seats.length >= this.max) return undefined;
     return this.add();
   }
 
@@ -86,17 +94,18 @@ export class Lane {
     });
   }
 
-  /** The exchange holding `seat` is over (its answer read, dumped or destroyed). */
+  /** The exchange holding `seat` is over (its answer read, dumped or destroyed): free after one turn. */
   release(seat: Seat): void {
     if (this.closed || !this.seats.includes(seat)) return;
-    const next = this.waiters.shift();
-    if (next) {
-      next.line.off('abort', next.onAbort);
-      next.resolve(seat);
-      return;
-    }
-    seat.busy = false;
-    if (!seat.connected) this.drop(seat);
+    this.settling += 1;
+    setImmediate(() => {
+      this.settling -= 1;
+      if (this.closed) return;
+      seat.busy = false;
+      // Its connection closed meanwhile (or never opened): the next exchange gets a new one.
+      if (!seat.connected) this.drop(seat);
+      this.serve();
+    });
   }
 
   /** Destroys every Client (open sockets and queued requests with them); waiting exchanges fail with ECONN. */
@@ -117,7 +126,10 @@ export class Lane {
     seat.client.on('disconnect', () => {
       seat.connected = false;
       // Its keep-alive ended (or the device closed it) with nothing of ours on it.
-      if (!seat.busy) this.drop(seat);
+      if (!seat.busy) {
+        this.drop(seat);
+        this.serve();
+      }
     });
     // A failed connect is the exchange's error; the Client is dropped when the exchange lets it go.
     seat.client.on('connectionError', () => undefined);
@@ -130,6 +142,19 @@ export class Lane {
     if (at === -1) return;
     this.seats.splice(at, 1);
     void seat.client.destroy().catch(() => undefined);
+  }
+
+  /** Hands free seats, or new ones while under `max`, to the exchanges waiting, in order. */
+  private serve(): void {
+    while (this.waiters.length > 0) {
+      let seat = this.seats.find((s) => !s.busy);
+      if (seat) seat.busy = true;
+      else if (this.settling === 0 && this.seats.length < this.max) seat = this.add();
+      else return;
+      const next = this.waiters.shift() as Waiter;
+      next.line.off('abort', next.onAbort);
+      next.resolve(seat);
+    }
   }
 }
 
