@@ -18,10 +18,15 @@
  * large site, a far longer run), IPCAM_BENCH_IDLE_SECONDS
  * (default 60; the devices-only phase idles half as long). Two to four minutes with the defaults
  * (two idle windows, then up to 30 s for the devices to drop their keep-alive connections).
+ * IPCAM_BENCH_FLEET_PROFILE=<dir>: both stream runtimes run with --cpu-prof into that directory
+ * (`fleet-monitors.*.cpuprofile`, `fleet-both.*.cpuprofile`), and the bench prints the idle
+ * window on the profiles' clock (process.hrtime, microseconds) so that a summary can keep only
+ * its samples: startup and deploys are no idle cost.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { request, type IncomingMessage } from 'node:http';
+import { mkdirSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -47,6 +52,7 @@ const GOAL_KB_PER_STREAM = 50;
 const TAB = 'fleet-tab';
 const MONITOR_PATH = '/cgi-bin/admin/input?monitor=';
 const DETECTION_PATH = '/cgi-bin/admin/detection?type=motion';
+const PROFILE_DIR = process.env['IPCAM_BENCH_FLEET_PROFILE'];
 
 type Streams = 'none' | 'monitors' | 'both';
 
@@ -304,8 +310,9 @@ export async function fleetIdle(): Promise<void> {
     children.push(empty);
     await empty.start();
     const runtimes: StreamRuntime[] = [];
+    if (PROFILE_DIR) mkdirSync(PROFILE_DIR, { recursive: true });
     for (const streams of ['monitors', 'both'] as const) {
-      const runtime = new ChildRuntime();
+      const runtime = new ChildRuntime({ nodeArgs: PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', PROFILE_DIR, '--cpu-prof-name', `fleet-${streams}.${process.pid}.cpuprofile`] : [] });
       children.push(runtime);
       await runtime.start();
       const name = streams === 'monitors' ? `${DEVICES} input monitors` : `${DEVICES} monitors + ${DEVICES} detection`;
@@ -338,7 +345,9 @@ export async function fleetIdle(): Promise<void> {
     const monitorWire = watchWire(firstDevice, MONITOR_PATH);
     const detectionWire = watchWire(firstDevice, DETECTION_PATH);
     const phase2 = runtimes.map((r) => asMeasured(r.name, r.runtime, streamCount(r.streams)));
+    const windowStart = process.hrtime.bigint() / 1000n;
     const cpu2 = await measureCpu([emptyMeasured, ...phase2, floor], IDLE_SECONDS);
+    if (PROFILE_DIR) console.log(`profiles in ${PROFILE_DIR}: idle window ${windowStart}..${process.hrtime.bigint() / 1000n} (us, the profiles' clock)`);
     const floorShown = { name: floor.name, streams: floor.streams };
     const floorStreams = floor.streams;
     monitorWire.close();

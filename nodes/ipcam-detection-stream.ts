@@ -1,5 +1,6 @@
 import { DETECTION_STALL_TIMEOUT, detectionPath, parseIdList, parseLevels, readDetection, type DetectionLevel, type DetectionType } from '../lib/ops/io';
 import { failureLine, failureStatus } from '../lib/refusal';
+import { RepeatWatch } from '../lib/stream/repeat';
 import { unknownWord } from '../lib/suggest';
 import { FailureLine, handleInput } from './action';
 import type { Node, NodeAPI, NodeDef, NodeMessage } from './red';
@@ -56,12 +57,16 @@ export = function register(RED: NodeAPI): void {
       this.error(new FailureLine(failureLine(error), error.code));
       return;
     }
+    const repeats = policy === 'every' ? undefined : new RepeatWatch();
     const control = superviseStream(
       RED,
       this,
       def.device,
       () => detectionPath(type, parseIdList(def.groups, 'Groups'), false),
       (part) => {
+        // An idle stream sends the same reading every second: the same bytes make the same levels,
+        // which 'change' and 'trigger' drop, so a repeat is dropped before it is parsed.
+        if (repeats?.repeats(part.body)) return;
         const levels = parseLevels(part.body.toString('latin1'));
         if (levels.length === 0 || !shouldEmit(levels)) return;
         this.send(toMessage(levels));

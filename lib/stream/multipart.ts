@@ -88,7 +88,14 @@ export class MultipartParser {
   private lastBlock: HeaderBlock | undefined;
   /** Content-Length of the current part, or -1 to scan for the boundary. */
   private length = -1;
-  /** Body bytes of the current part from earlier chunks. */
+  /**
+   * Body bytes of the current part from earlier chunks while they are one piece: `piece` from
+   * `pieceStart` to `pieceEnd` (no list and no view made per part).
+   */
+  private piece: Buffer | undefined;
+  private pieceStart = 0;
+  private pieceEnd = 0;
+  /** Body bytes of the current part from earlier chunks, once they are two pieces or more. */
   private pieces: Buffer[] = [];
   private piecesLength = 0;
   /** A sized part already handed out by `flush()`, its boundary not yet seen. */
@@ -183,6 +190,7 @@ export class MultipartParser {
   }
 
   private lastPieceByte(): number | undefined {
+    if (this.piece !== undefined) return this.piece[this.pieceEnd - 1];
     const last = this.pieces[this.pieces.length - 1];
     return last?.[last.length - 1];
   }
@@ -222,7 +230,7 @@ export class MultipartParser {
 
   private seek(data: Buffer, pos: number): number {
     const at = this.find(data, pos);
-    if (at < 0) return this.keepTail(data, Math.max(pos, data.length - this.needle.length + 1));
+    if (at < 0) return this.keepTail(data, this.tailFrom(data, pos));
     this.state = 'delimiter';
     return at + this.needle.length;
   }
@@ -307,10 +315,10 @@ export class MultipartParser {
   private sizedBody(data: Buffer, pos: number): number {
     const need = this.length - this.piecesLength;
     if (data.length - pos < need) {
-      this.takeBody(data.subarray(pos));
+      this.takeBody(data, pos);
       return NEED_MORE;
     }
-    this.takeBody(data.subarray(pos, pos + need));
+    this.takeBody(data, pos, pos + need);
     this.state = 'verify';
     this.flushed = false;
     return pos + need;
@@ -341,7 +349,7 @@ export class MultipartParser {
       this.state = 'seek';
       return data.subarray(pos);
     }
-    const again = Buffer.concat([...this.pieces, data.subarray(pos)]);
+    const again = Buffer.concat([...this.bodyPieces(), data.subarray(pos)]);
     this.dropPieces();
     this.length = -1;
     this.state = 'body';
@@ -352,8 +360,8 @@ export class MultipartParser {
     const at = this.find(data, pos);
     if (at < 0) {
       // Keep the tail that could be the start of a boundary; the rest is body for sure.
-      const keepFrom = Math.max(pos, data.length - this.needle.length + 1);
-      this.takeBody(data.subarray(pos, keepFrom));
+      const keepFrom = this.tailFrom(data, pos);
+      this.takeBody(data, pos, keepFrom);
       if (this.piecesLength > this.maxPart + FRAMING_SLACK) {
         this.startSkip();
         return keepFrom;
@@ -365,6 +373,17 @@ export class MultipartParser {
     return at + this.needle.length;
   }
 
+  /**
+   * Where the bytes that could be the start of a boundary cut by the chunk's end begin (the end
+   * when there are none). Such a start is a dash among the last bytes: a part that ends in a line
+   * break (every detection reading) keeps nothing back, so that the chunk that brought it hands it
+   * out as a view of that chunk, with no copy of a tail and no join.
+   */
+  private tailFrom(data: Buffer, pos: number): number {
+    const dash = data.indexOf(DASH, Math.max(pos, data.length - this.needle.length + 1));
+    return dash < 0 ? data.length : dash;
+  }
+
   private startSkip(): void {
     this.tooLarge();
     this.dropPieces();
@@ -372,14 +391,27 @@ export class MultipartParser {
   }
 
   private dropPieces(): void {
+    this.piece = undefined;
     if (this.pieces.length > 0) this.pieces = [];
     this.piecesLength = 0;
   }
 
-  private takeBody(bytes: Buffer): void {
-    if (bytes.length === 0) return;
-    this.pieces.push(bytes);
-    this.piecesLength += bytes.length;
+  private bodyPieces(): Buffer[] {
+    return this.piece === undefined ? this.pieces : [this.piece.subarray(this.pieceStart, this.pieceEnd)];
+  }
+
+  private takeBody(data: Buffer, from = 0, to = data.length): void {
+    if (to <= from) return;
+    if (this.piecesLength === 0) {
+      this.piece = data;
+      this.pieceStart = from;
+      this.pieceEnd = to;
+    } else {
+      if (this.piece !== undefined) this.pieces = this.bodyPieces();
+      this.piece = undefined;
+      this.pieces.push(data.subarray(from, to));
+    }
+    this.piecesLength += to - from;
   }
 
   /**
@@ -391,8 +423,13 @@ export class MultipartParser {
     let raw = data;
     let start = from;
     let end = to;
-    if (this.pieces.length > 0) {
-      raw = to === from && this.pieces.length === 1 ? (this.pieces[0] as Buffer) : Buffer.concat(to > from ? [...this.pieces, data.subarray(from, to)] : this.pieces, this.piecesLength + to - from);
+    if (this.piecesLength > 0 && to === from && this.piece !== undefined) {
+      // The usual part: its bytes all came in the chunk before its boundary.
+      raw = this.piece;
+      start = this.pieceStart;
+      end = this.pieceEnd;
+    } else if (this.piecesLength > 0) {
+      raw = Buffer.concat(to > from ? [...this.bodyPieces(), data.subarray(from, to)] : this.bodyPieces(), this.piecesLength + to - from);
       start = 0;
       end = raw.length;
     }

@@ -1,4 +1,5 @@
 import { finished } from 'node:stream/promises';
+import { performance } from 'node:perf_hooks';
 import { openStreamChecked } from '../answer';
 import { IpcamError } from '../errors';
 import type { DeviceHealth } from '../health/device-health';
@@ -108,6 +109,8 @@ export class StreamSupervisor {
   private stableTimer: NodeJS.Timeout | undefined;
   private flushTimer: NodeJS.Timeout | undefined;
   private stallTimer: NodeJS.Timeout | undefined;
+  /** When the last chunk came (performance.now()), for the stall timer. */
+  private lastChunkAt = 0;
   private running: Promise<void> | undefined;
   private unwatch: (() => void) | undefined;
   private readonly backoff: Required<BackoffOptions>;
@@ -231,15 +234,26 @@ export class StreamSupervisor {
     throw new IpcamError('ECONN', `${this.opts.client.label} ended the stream ${this.target}`);
   }
 
-  /** Armed by the first byte: a device that has not begun sending may be quiet by nature. */
+  /**
+   * Armed by the first byte: a device that has not begun sending may be quiet by nature. A chunk
+   * only notes its time; the timer, when it fires, waits again for what is left of the timeout
+   * since the last chunk. One timer per timeout rather than timer work on every chunk of a
+   * stream that sends every second.
+   */
   private watchStall(stream: DeviceStream): void {
     const timeout = this.opts.stallTimeout ?? 0;
     if (timeout <= 0) return;
-    if (this.stallTimer) return void this.stallTimer.refresh();
+    this.lastChunkAt = performance.now();
+    if (!this.stallTimer) this.armStall(stream, timeout, timeout);
+  }
+
+  private armStall(stream: DeviceStream, timeout: number, wait: number): void {
     this.stallTimer = setTimeout(() => {
+      const quiet = performance.now() - this.lastChunkAt;
+      if (quiet < timeout) return this.armStall(stream, timeout, timeout - quiet);
       this.stallTimer = undefined;
       stream.body.destroy(new IpcamError('ETIMEOUT', `No data from ${this.opts.client.label} (GET ${this.target}) for ${timeout / 1000} s: the stream stalled`));
-    }, timeout);
+    }, wait);
   }
 
   /**
