@@ -138,8 +138,6 @@ const REFUSAL_MAX = 4096;
 export async function openStreamChecked(client: DeviceClient, opts: StreamOptions, ctx: AnswerContext): Promise<DeviceStream> {
   const stream = await client.openStream(opts);
   if (!isText(stream.contentType)) return stream;
-  // Ours to read and close: closing destroys the body with an error, which must find a listener.
-  stream.body.on('error', ignore);
   let head: Buffer;
   try {
     head = await readHead(stream, client.options.timeout, opts.signal);
@@ -151,30 +149,32 @@ export async function openStreamChecked(client: DeviceClient, opts: StreamOption
   throw new IpcamError('EPARSE', `Expected a multipart stream, got "${stream.contentType || 'no content type'}"`);
 }
 
-function ignore(): void {
-  // The stream is closed by us right after its first bytes: its end is no news.
-}
-
 /** The first bytes of a text answer: up to `REFUSAL_MAX`, its first line, its end, or what came within `timeout` (or before `signal`). */
 function readHead(stream: DeviceStream, timeout: number, signal?: AbortSignal): Promise<Buffer> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    let read = false;
+    // Chunks that come after it until the stream is closed are not read.
     const done = (): void => {
+      if (read) return;
+      read = true;
       clearTimeout(timer);
       signal?.removeEventListener('abort', done);
-      stream.body.off('data', onData).off('end', done).off('error', done).off('close', done);
-      stream.body.pause();
       resolve(Buffer.concat(chunks, Math.min(size, REFUSAL_MAX)));
-    };
-    const onData = (chunk: Buffer): void => {
-      chunks.push(chunk);
-      size += chunk.length;
-      if (size >= REFUSAL_MAX || chunk.includes(0x0a)) done();
     };
     const timer = setTimeout(done, timeout);
     signal?.addEventListener('abort', done, { once: true });
-    stream.body.on('data', onData).once('end', done).once('error', done).once('close', done);
-    if (signal?.aborted) done();
+    if (signal?.aborted) return done();
+    stream.body.listen({
+      onData: (chunk) => {
+        if (read) return;
+        chunks.push(chunk);
+        size += chunk.length;
+        if (size >= REFUSAL_MAX || chunk.includes(0x0a)) done();
+      },
+      onEnd: done,
+      onError: done,
+    });
   });
 }

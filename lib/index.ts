@@ -2,6 +2,7 @@
 export { IpcamError, type IpcamErrorCode } from './errors';
 export { DeviceClient, type DeviceResponse, type DeviceStream, type RequestOptions, type StreamOptions } from './transport/client';
 export type { DeviceOptions } from './transport/options';
+export type { StreamBody, StreamSink } from './transport/stream-body';
 export type { AuthMode } from './transport/auth';
 export { buildCgiPath, parseKeyValues } from './cgi/codec';
 export { listParams, updateParams, addParamGroup, removeParamGroup } from './ops/param-calls';

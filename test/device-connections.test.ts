@@ -104,8 +104,8 @@ describe('device connections', function () {
   it('close() leaves no connection: requests, commands and a stream', async function () {
     const client = clientFor();
     await Promise.all([takeSnapshot(client), takeSnapshot(client), client.request({ path: COMMAND, control: true })]);
-    const stream = await client.openStream({ path: '/jpg/image.jpg' });
-    stream.body.pause();
+    // Not read: the body waits, paused, for a sink.
+    await client.openStream({ path: '/jpg/image.jpg' });
     assert.ok(sim.connections.open >= 3, `${sim.connections.open} connections open before close()`);
     await client.close();
     await waitFor('every connection to close', () => sim.connections.open === 0, 3000);

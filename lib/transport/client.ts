@@ -5,6 +5,7 @@ import { buildConnector, Client, type Dispatcher } from 'undici';
 import { IpcamError } from '../errors';
 import { DeviceAuth, type AuthTicket } from './auth';
 import { Deadline } from './deadline';
+import { drain, StreamBody, type StreamHead } from './stream-body';
 import { Lane, type Seat } from './lane';
 import { transportError } from './transport-error';
 import { frameUpload, piecesStream, type UploadFile } from './upload';
@@ -71,12 +72,15 @@ export interface StreamOptions {
   stallTimeout?: number;
 }
 
-/** A long-lived response on a connection of its own; `close()` releases the socket at once. */
+/**
+ * A long-lived response on a connection of its own; `close()` releases the socket at once. Its
+ * body is read by one sink (`body.listen`), chunk by chunk as undici's parser hands them out.
+ */
 export interface DeviceStream {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   contentType: string;
-  body: Readable;
+  body: StreamBody;
   close(): Promise<void>;
 }
 
@@ -216,19 +220,24 @@ export class DeviceClient {
     // The opening (authentication, headers, a refused answer's body) has a deadline; the body that follows never ends.
     const deadline = new Deadline(this.options.timeout, 0);
     deadline.follow(opts.signal);
+    // The exchange in flight: the deadline ends it (undici's dispatch takes no signal).
+    let current: StreamBody | undefined;
+    const onAbort = (): void => current?.destroy(asError(deadline.line.reason));
+    deadline.line.once('abort', onAbort);
     try {
-      const res = await this.exchange(client, { method: 'GET', path: opts.path, headers: {}, body: null, deadline });
-      const response = { status: res.statusCode, headers: res.headers, contentType: contentTypeOf(res.headers) };
-      if (res.statusCode < 200 || res.statusCode >= 300) {
-        await res.body.dump({ limit: CHALLENGE_BODY_MAX, signal: deadline.signal }).catch(() => undefined);
+      const opening = await this.openExchange(client, opts.path, deadline, (body) => (current = body));
+      const response = { status: opening.head.status, headers: opening.head.headers, contentType: contentTypeOf(opening.head.headers) };
+      if (response.status < 200 || response.status >= 300) {
+        await drain(opening.body, CHALLENGE_BODY_MAX).catch(() => undefined);
         assertOk({ ...response, body: Buffer.alloc(0) }, this.describe('GET', opts.path));
       }
-      return { ...response, body: res.body, close };
+      return { ...response, body: opening.body, close };
     } catch (err) {
       await close();
       if (deadline.expired) throw new IpcamError('ETIMEOUT', `No answer in time from ${this.label} (${this.describe('GET', opts.path)})`);
       throw this.toIpcamError(err, 'GET', opts.path);
     } finally {
+      deadline.line.off('abort', onAbort);
       deadline.clear();
     }
   }
@@ -264,6 +273,31 @@ export class DeviceClient {
       if (deadline.line.aborted) throw deadline.line.reason;
       if (ticket.scheme !== 'none') refused += 1;
       this.learn(res.headers['www-authenticate'], ticket, attempt, refused);
+    }
+  }
+
+  /**
+   * `exchange()` for a stream: the GET goes through undici's `dispatch()`, so that its body
+   * reaches a sink with no Readable in between; the same authentication rounds, each 401's body
+   * read (bounded) before the retry. `started` is told each exchange, for the deadline to end it.
+   */
+  private async openExchange(client: Client, path: string, deadline: Deadline, started: (body: StreamBody) => void): Promise<{ head: StreamHead; body: StreamBody }> {
+    let refused = 0;
+    for (let attempt = 1; ; attempt++) {
+      if (deadline.line.aborted) throw deadline.line.reason;
+      const { header, ticket } = this.auth.authorize('GET', path);
+      const body = new StreamBody();
+      started(body);
+      client.dispatch({ method: 'GET', path, headers: header === undefined ? {} : { authorization: header } }, body);
+      const head = await body.head;
+      if (head.status !== 401) {
+        this.authSettled = true;
+        return { head, body };
+      }
+      await drain(body, CHALLENGE_BODY_MAX).catch(() => undefined);
+      if (deadline.line.aborted) throw deadline.line.reason;
+      if (ticket.scheme !== 'none') refused += 1;
+      this.learn(head.headers['www-authenticate'], ticket, attempt, refused);
     }
   }
 
@@ -320,6 +354,10 @@ function destroyWithError(socket: Socket): void {
   // undici listens while it owns the socket; during the connect only the connector may.
   socket.on('error', ignoreError);
   socket.destroy(new IpcamError('ECONN', 'The stream was closed'));
+}
+
+function asError(reason: unknown): Error {
+  return reason instanceof Error ? reason : new Error(String(reason));
 }
 
 function ignoreError(): void {
