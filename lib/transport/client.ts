@@ -84,6 +84,14 @@ export interface DeviceStream {
   close(): Promise<void>;
 }
 
+/** One attempt of an exchange as `authenticated` sees it: the answer's head, and how to throw away a 401's body. */
+interface Attempt<T> {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  answer: T;
+  discard(): Promise<void>;
+}
+
 const DEFAULT_MAX_BYTES = 32 * 1024 * 1024;
 /**
  * Longest request target sent: every value is checked against its own limit before it gets here;
@@ -249,55 +257,58 @@ export class DeviceClient {
   }
 
   /**
-   * Sends the request, answering authentication challenges; each retry must bring something new.
-   * `call.deadline` bounds it all, a 401's body included: a device dripping it is
-   * cut off, not waited for.
+   * Sends the request, answering authentication challenges (`authenticated`). `call.deadline`
+   * bounds it all, a 401's body included: a device dripping it is cut off, not waited for.
    */
-  private async exchange(
+  private exchange(
     dispatcher: Dispatcher,
     call: Omit<Dispatcher.RequestOptions, 'body' | 'signal'> & { headers: Record<string, string>; body: Dispatcher.RequestOptions['body'] | (() => Readable); deadline: Deadline },
   ): Promise<Dispatcher.ResponseData> {
     const { deadline, ...req } = call;
-    let refused = 0;
-    for (let attempt = 1; ; attempt++) {
-      const { header, ticket } = this.auth.authorize(req.method, req.path);
-      const headers = header === undefined ? req.headers : { ...req.headers, authorization: header };
+    return this.authenticated(req.method, req.path, async (authorization) => {
+      const headers = authorization === undefined ? req.headers : { ...req.headers, authorization };
       // A stream body is made anew for each attempt: an authentication retry sends it again.
       const body = typeof req.body === 'function' ? req.body() : req.body;
       const res = await dispatcher.request({ ...req, body, headers, signal: deadline.line });
-      if (res.statusCode !== 401) {
-        this.authSettled = true;
-        return res;
-      }
-      await res.body.dump({ limit: CHALLENGE_BODY_MAX, signal: deadline.signal }).catch(() => undefined);
-      if (deadline.line.aborted) throw deadline.line.reason;
-      if (ticket.scheme !== 'none') refused += 1;
-      this.learn(res.headers['www-authenticate'], ticket, attempt, refused);
-    }
+      return { status: res.statusCode, headers: res.headers, answer: res, discard: () => res.body.dump({ limit: CHALLENGE_BODY_MAX, signal: deadline.signal }) };
+    }, deadline);
   }
 
   /**
    * `exchange()` for a stream: the GET goes through undici's `dispatch()`, so that its body
-   * reaches a sink with no Readable in between; the same authentication rounds, each 401's body
-   * read (bounded) before the retry. `started` is told each exchange, for the deadline to end it.
+   * reaches a sink with no Readable in between. `started` is told each exchange, for the deadline
+   * to end it.
    */
-  private async openExchange(client: Client, path: string, deadline: Deadline, started: (body: StreamBody) => void): Promise<{ head: StreamHead; body: StreamBody }> {
-    let refused = 0;
-    for (let attempt = 1; ; attempt++) {
+  private openExchange(client: Client, path: string, deadline: Deadline, started: (body: StreamBody) => void): Promise<{ head: StreamHead; body: StreamBody }> {
+    return this.authenticated('GET', path, async (authorization) => {
       if (deadline.line.aborted) throw deadline.line.reason;
-      const { header, ticket } = this.auth.authorize('GET', path);
       const body = new StreamBody();
       started(body);
-      client.dispatch({ method: 'GET', path, headers: header === undefined ? {} : { authorization: header } }, body);
+      client.dispatch({ method: 'GET', path, headers: authorization === undefined ? {} : { authorization } }, body);
       const head = await body.head;
-      if (head.status !== 401) {
+      return { status: head.status, headers: head.headers, answer: { head, body }, discard: () => drain(body, CHALLENGE_BODY_MAX) };
+    }, deadline);
+  }
+
+  /**
+   * The authentication rounds of one exchange, written once for requests and streams: each
+   * attempt goes out with what the device's last challenge asked for; a 401's body is read
+   * (bounded, by `discard`) and thrown away before the retry, and each retry must bring
+   * something new (`learn`).
+   */
+  private async authenticated<T>(method: string, path: string, send: (authorization: string | undefined) => Promise<Attempt<T>>, deadline: Deadline): Promise<T> {
+    let refused = 0;
+    for (let attempt = 1; ; attempt++) {
+      const { header, ticket } = this.auth.authorize(method, path);
+      const sent = await send(header);
+      if (sent.status !== 401) {
         this.authSettled = true;
-        return { head, body };
+        return sent.answer;
       }
-      await drain(body, CHALLENGE_BODY_MAX).catch(() => undefined);
+      await sent.discard().catch(() => undefined);
       if (deadline.line.aborted) throw deadline.line.reason;
       if (ticket.scheme !== 'none') refused += 1;
-      this.learn(head.headers['www-authenticate'], ticket, attempt, refused);
+      this.learn(sent.headers['www-authenticate'], ticket, attempt, refused);
     }
   }
 
