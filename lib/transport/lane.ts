@@ -144,13 +144,11 @@ export class Lane {
     void seat.client.destroy().catch(() => undefined);
   }
 
-  /** Hands free seats, or new ones while under `max`, to the exchanges waiting, in order. */
+  /** Hands seats to the exchanges waiting, in order, as `take` finds them (none after `close`: nobody waits then). */
   private serve(): void {
     while (this.waiters.length > 0) {
-      let seat = this.seats.find((s) => !s.busy);
-      if (seat) seat.busy = true;
-      else if (this.settling === 0 && this.seats.length < this.max) seat = this.add();
-      else return;
+      const seat = this.take();
+      if (!seat) return;
       const next = this.waiters.shift() as Waiter;
       next.line.off('abort', next.onAbort);
       next.resolve(seat);
