@@ -228,7 +228,7 @@ export class StreamSupervisor {
             if (parser.settle() === 'open') this.scheduleFlush(parser);
           } catch (err) {
             // A failure while handling a chunk ends this connection and is reported.
-            body.destroy(err instanceof Error ? err : new Error(String(err)));
+            body.destroy(err);
           }
         },
         onEnd: resolve,

@@ -230,7 +230,7 @@ export class DeviceClient {
     deadline.follow(opts.signal);
     // The exchange in flight: the deadline ends it (undici's dispatch takes no signal).
     let current: StreamBody | undefined;
-    const onAbort = (): void => current?.destroy(asError(deadline.line.reason));
+    const onAbort = (): void => current?.destroy(deadline.line.reason);
     deadline.line.once('abort', onAbort);
     try {
       const opening = await this.openExchange(client, opts.path, deadline, (body) => (current = body));
@@ -365,10 +365,6 @@ function destroyWithError(socket: Socket): void {
   // undici listens while it owns the socket; during the connect only the connector may.
   socket.on('error', ignoreError);
   socket.destroy(new IpcamError('ECONN', 'The stream was closed'));
-}
-
-function asError(reason: unknown): Error {
-  return reason instanceof Error ? reason : new Error(String(reason));
 }
 
 function ignoreError(): void {

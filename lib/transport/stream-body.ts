@@ -49,8 +49,9 @@ export class StreamBody implements Dispatcher.DispatchHandler {
     else if (this.outcome === undefined) this.controller?.resume();
   }
 
-  /** Ends the exchange with `err`: the sink hears it at once, undici drops the connection. */
-  destroy(err: Error): void {
+  /** Ends the exchange with `reason` (an Error, or made one): the sink hears it at once, undici drops the connection. */
+  destroy(reason: unknown): void {
+    const err = reason instanceof Error ? reason : new Error(String(reason));
     this.settle(err);
     this.controller?.abort(err);
   }
