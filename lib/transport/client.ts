@@ -1,10 +1,11 @@
 import { isIP } from 'node:net';
 import { Readable } from 'node:stream';
 import type { Socket } from 'node:net';
-import { buildConnector, Client, type Dispatcher } from 'undici';
+import { buildConnector, Client } from 'undici';
 import { IpcamError } from '../errors';
 import { DeviceAuth, type AuthTicket } from './auth';
 import { Deadline } from './deadline';
+import { BufferedAnswer, type BufferedLimits, type BufferedReply } from './buffered-answer';
 import { drain, StreamBody, type StreamHead } from './stream-body';
 import { Lane, type Seat } from './lane';
 import { transportError } from './transport-error';
@@ -84,6 +85,17 @@ export interface DeviceStream {
   close(): Promise<void>;
 }
 
+/** A request/response exchange as `exchange()` sends it. */
+interface Call {
+  method: HttpMethod;
+  path: string;
+  headers: Record<string, string>;
+  /** A stream body is a maker: each attempt gets its own. */
+  body: string | Buffer | null | (() => Readable);
+  headersTimeout: number;
+  bodyTimeout: number;
+}
+
 /** One attempt of an exchange as `authenticated` sees it: the answer's head, and how to throw away a 401's body. */
 interface Attempt<T> {
   status: number;
@@ -108,6 +120,10 @@ export const KEEP_ALIVE_MS = 30_000;
 export const CONTROL_CONNECTIONS = 2;
 /** Most of a 401's body read before the retry: the text is thrown away. */
 const CHALLENGE_BODY_MAX = 64 * 1024;
+/** A probe's answer only teaches the scheme: its body is thrown away, bounded as a 401's. */
+const PROBE_LIMITS: BufferedLimits = Object.freeze({ maxBytes: 0, tooLarge: () => new Error('unused'), discard: () => true, discardBytes: CHALLENGE_BODY_MAX });
+const isChallenge = (status: number): boolean => status === 401;
+const settled = (): Promise<void> => Promise.resolve();
 
 /**
  * The HTTP client of one device: a lane of keep-alive connections for request/response calls, a small control
@@ -173,25 +189,38 @@ export class DeviceClient {
     const deadline = new Deadline(timeout, body.length, opts.deadline);
     deadline.follow(opts.signal);
     const lane = this.lane(opts.control);
-    const base = { headersTimeout: timeout, bodyTimeout: timeout, deadline };
+    const timeouts = { headersTimeout: timeout, bodyTimeout: timeout };
+    // The exchange in flight: the deadline ends it (undici's dispatch takes no signal).
+    let current: BufferedAnswer | undefined;
+    const onAbort = (): void => current?.abort(deadline.line.reason);
+    deadline.line.once('abort', onAbort);
     let seat: Seat | undefined;
     try {
       // One connection for the whole exchange: a probe and an authentication retry follow on it.
       seat = lane.take() ?? (await lane.wait(deadline.line));
-      const dispatcher = seat.client;
+      const client = seat.client;
+      const started = (answer: BufferedAnswer): void => void (current = answer);
       if (opts.probe !== undefined && body.length > 0 && !this.authSettled && this.options.auth !== 'basic') {
-        const probe = await this.exchange(dispatcher, { ...base, method: 'GET', path: opts.probe, headers: {}, body: null });
-        await probe.body.dump({ limit: CHALLENGE_BODY_MAX, signal: deadline.signal });
+        await this.exchange(client, { ...timeouts, method: 'GET', path: opts.probe, headers: {}, body: null }, PROBE_LIMITS, deadline, started);
       }
-      const res = await this.exchange(dispatcher, { ...base, method, path: opts.path, headers, body: body.make });
-      const answer = await readBody(res.body, opts.maxBytes ?? DEFAULT_MAX_BYTES, () => this.describe(method, opts.path), deadline, opts.onChunk);
-      const response: DeviceResponse = { status: res.statusCode, headers: res.headers, contentType: contentTypeOf(res.headers), body: answer };
+      const maxBytes = opts.maxBytes ?? DEFAULT_MAX_BYTES;
+      const limits: BufferedLimits = {
+        maxBytes,
+        tooLarge: () => new IpcamError('EPARSE', `The answer to ${this.describe(method, opts.path)} is larger than ${maxBytes} bytes`),
+        discard: isChallenge,
+        discardBytes: CHALLENGE_BODY_MAX,
+        onBytes: (bytes) => deadline.received(bytes),
+        ...(opts.onChunk ? { onChunk: opts.onChunk } : {}),
+      };
+      const reply = await this.exchange(client, { ...timeouts, method, path: opts.path, headers, body: body.make }, limits, deadline, started);
+      const response: DeviceResponse = { status: reply.status, headers: reply.headers, contentType: contentTypeOf(reply.headers), body: reply.body };
       if (!opts.allowHttpError && (response.status < 200 || response.status >= 300)) assertOk(response, this.describe(method, opts.path));
       return response;
     } catch (err) {
       if (deadline.expired) throw new IpcamError('ETIMEOUT', `No complete answer from ${this.label} (${this.describe(method, opts.path)}) within ${deadline.seconds} s`);
       throw this.toIpcamError(err, method, opts.path);
     } finally {
+      deadline.line.off('abort', onAbort);
       if (seat) lane.release(seat);
       deadline.clear();
     }
@@ -257,20 +286,22 @@ export class DeviceClient {
   }
 
   /**
-   * Sends the request, answering authentication challenges (`authenticated`). `call.deadline`
-   * bounds it all, a 401's body included: a device dripping it is cut off, not waited for.
+   * Sends the request through undici's `dispatch()`, answering authentication challenges
+   * (`authenticated`), and reads the answer whole within `limits` (a 401's body is thrown away,
+   * bounded). The deadline ends it all: `started` is told each attempt, for the deadline to end it.
    */
-  private exchange(
-    dispatcher: Dispatcher,
-    call: Omit<Dispatcher.RequestOptions, 'body' | 'signal'> & { headers: Record<string, string>; body: Dispatcher.RequestOptions['body'] | (() => Readable); deadline: Deadline },
-  ): Promise<Dispatcher.ResponseData> {
-    const { deadline, ...req } = call;
-    return this.authenticated(req.method, req.path, async (authorization) => {
-      const headers = authorization === undefined ? req.headers : { ...req.headers, authorization };
+  private exchange(client: Client, call: Call, limits: BufferedLimits, deadline: Deadline, started: (answer: BufferedAnswer) => void): Promise<BufferedReply> {
+    return this.authenticated(call.method, call.path, async (authorization) => {
+      if (deadline.line.aborted) throw deadline.line.reason;
+      const headers = authorization === undefined ? call.headers : { ...call.headers, authorization };
       // A stream body is made anew for each attempt: an authentication retry sends it again.
-      const body = typeof req.body === 'function' ? req.body() : req.body;
-      const res = await dispatcher.request({ ...req, body, headers, signal: deadline.line });
-      return { status: res.statusCode, headers: res.headers, answer: res, discard: () => res.body.dump({ limit: CHALLENGE_BODY_MAX, signal: deadline.signal }) };
+      const body = typeof call.body === 'function' ? call.body() : call.body;
+      const answer = new BufferedAnswer(limits);
+      started(answer);
+      client.dispatch({ ...call, headers, body }, answer);
+      const reply = await answer.reply;
+      // A 401's body is already read and thrown away (`limits.discard`).
+      return { status: reply.status, headers: reply.headers, answer: reply, discard: settled };
     }, deadline);
   }
 
@@ -405,51 +436,6 @@ function checkTarget(path: string): void {
 function contentTypeOf(headers: Record<string, string | string[] | undefined>): string {
   const value = headers['content-type'];
   return (Array.isArray(value) ? value[0] : value) ?? '';
-}
-
-/**
- * The answer's bytes, within `maxBytes`. Read with listeners, not `for await`: an async iterator
- * per answer (a promise per piece) cost a relay pulse more than the rest of its reading.
- */
-function readBody(body: Dispatcher.ResponseData['body'], maxBytes: number, what: () => string, deadline: Deadline, onChunk?: (chunk: Buffer) => void): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let settled = false;
-    const fail = (err: unknown): void => {
-      if (settled) return;
-      settled = true;
-      body.off('data', onData);
-      body.destroy();
-      reject(err);
-    };
-    const onData = (chunk: Buffer): void => {
-      if (settled) return;
-      size += chunk.length;
-      deadline.received(chunk.length);
-      if (size > maxBytes) return fail(new IpcamError('EPARSE', `The answer to ${what()} is larger than ${maxBytes} bytes`));
-      if (onChunk) {
-        try {
-          onChunk(chunk);
-        } catch (err) {
-          return fail(err);
-        }
-      }
-      chunks.push(chunk);
-    };
-    body.on('data', onData);
-    body.once('error', fail);
-    // An aborted body (the deadline, the caller's signal) ends in 'error'; a close without 'end' is a cut answer.
-    body.once('close', () => {
-      // After 'end' too: nothing to make then (an Error's stack costs more than the whole read).
-      if (!settled) fail(body.errored ?? Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
-    });
-    body.once('end', () => {
-      if (settled) return;
-      settled = true;
-      resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
-    });
-  });
 }
 
 function assertOk(res: DeviceResponse, what: string): void {
