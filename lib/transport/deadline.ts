@@ -26,20 +26,19 @@ export function allowance(timeoutMs: number, bytes: number): number {
  * never trips them; this one counts from the start. It starts at `allowance(timeout, bytes to
  * send)` and each byte of the answer moves it on by its share at `FLOOR_RATE` (an answer of
  * unknown size may be long, but must keep that pace on average; the answer's byte budget bounds
- * it). It never moves past `latest` (a polling loop's own end). When it passes, `signal` aborts,
- * which makes undici destroy the socket.
+ * it). It never moves past `latest` (a polling loop's own end). When it passes, `line` aborts,
+ * which ends the exchange in flight (undici destroys its socket).
  */
 export class Deadline {
-  /** What undici's request is given: an emitter it listens on (see `AbortLine`). */
+  /** Aborts when the exchange runs out of time or the caller's signal aborts (see `AbortLine`). */
   readonly line = new AbortLine();
-  /** Made when asked for (a 401's body read with undici's `dump`, which takes only an AbortSignal). */
-  private controller: AbortController | undefined;
   private readonly started = performance.now();
   private end: number;
   private readonly cap: number;
   private timer: NodeJS.Timeout | undefined;
   private expiredFlag = false;
-  private unfollow: (() => void) | undefined;
+  /** The deadlines following the caller's signal, this one among them while it does. */
+  private following: Set<Deadline> | undefined;
 
   /**
    * @param timeoutMs the device timeout (or the call's).
@@ -52,15 +51,6 @@ export class Deadline {
     this.arm();
   }
 
-  /** Aborts when the exchange runs out of time or `signal` (the caller's) aborts. */
-  get signal(): AbortSignal {
-    if (!this.controller) {
-      this.controller = new AbortController();
-      if (this.line.aborted) this.controller.abort(this.line.reason);
-    }
-    return this.controller.signal;
-  }
-
   /** True when the deadline (not the caller's signal) ended the exchange. */
   get expired(): boolean {
     return this.expiredFlag;
@@ -71,16 +61,15 @@ export class Deadline {
     return Math.max(1, Math.round((this.end - this.started) / 1000));
   }
 
-  /** The caller's signal ends the exchange too; the listener goes with `clear()`. */
+  /** The caller's signal ends the exchange too, until `clear()`. */
   follow(signal: AbortSignal | undefined): void {
     if (!signal) return;
     if (signal.aborted) {
       this.abort(signal.reason);
       return;
     }
-    const onAbort = (): void => this.abort(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    this.unfollow = () => signal.removeEventListener('abort', onAbort);
+    this.following = followersOf(signal);
+    this.following.add(this);
   }
 
   /** `bytes` of the answer arrived: they earn their time at the floor rate. */
@@ -92,8 +81,7 @@ export class Deadline {
   clear(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    this.unfollow?.();
-    this.unfollow = undefined;
+    this.unfollow();
   }
 
   private arm(): void {
@@ -103,22 +91,46 @@ export class Deadline {
       // Bytes that came meanwhile moved the end on: wait for the rest.
       if (performance.now() < this.end) return this.arm();
       this.expiredFlag = true;
-      this.unfollow?.();
+      this.unfollow();
       this.abort(new DeadlineError());
     }, wait);
   }
 
-  private abort(reason: unknown): void {
+  private unfollow(): void {
+    this.following?.delete(this);
+    this.following = undefined;
+  }
+
+  /** Ends the exchange with `reason` (the caller's abort, or the deadline passing). */
+  abort(reason: unknown): void {
     this.line.abort(reason);
-    this.controller?.abort(reason);
   }
 }
 
 /**
- * The abort of one exchange as undici's request takes it: an EventEmitter with `aborted` and
- * `reason` (undici takes an emitter or an AbortSignal). Handing undici an AbortSignal cost a
- * relay pulse about half again the CPU of its whole request (the EventTarget listener undici adds
- * and removes on each); an emitter's cost nothing to speak of.
+ * The deadlines of the exchanges that follow each caller's signal: one listener on a signal for
+ * all of them, not one per exchange. A node hands every request the same signal (its close);
+ * an EventTarget listener added and removed per exchange cost a relay pulse a tenth of its CPU.
+ * Each exchange leaves its set when it ends, so a set holds only exchanges in flight.
+ */
+const followers = new WeakMap<AbortSignal, Set<Deadline>>();
+
+function followersOf(signal: AbortSignal): Set<Deadline> {
+  const group = followers.get(signal);
+  if (group) return group;
+  const made = new Set<Deadline>();
+  signal.addEventListener('abort', () => {
+    for (const deadline of [...made]) deadline.abort(signal.reason);
+  }, { once: true });
+  followers.set(signal, made);
+  return made;
+}
+
+/**
+ * The abort of one exchange: an EventEmitter with `aborted` and `reason`, listened on by the
+ * exchange in flight and by a wait for a connection. An AbortSignal's EventTarget listener, added
+ * and removed on each exchange, cost a relay pulse about half again the CPU of its whole request;
+ * an emitter's cost nothing to speak of.
  */
 export class AbortLine extends EventEmitter {
   aborted = false;
