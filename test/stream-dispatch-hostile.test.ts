@@ -1,75 +1,23 @@
 /**
- * Streams read through undici's dispatch(): hostile fake devices over real sockets. Each
+ * Streams read through undici's dispatch(): hostile fake devices over real sockets (test/raw-device.ts). Each
  * connection the device accepts runs one script on the raw socket (HTTP written by hand, so it
  * can drip, lie and cut anywhere); the supervisor must report, reconnect and stop clean.
  */
 import { strict as assert } from 'node:assert';
-import { once } from 'node:events';
-import { createServer, type Server, type Socket, type AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { IpcamError } from '../lib/errors';
 import { StreamSupervisor, type StreamState } from '../lib/stream/supervisor';
 import { DeviceClient } from '../lib/transport/client';
 import { waitFor } from './helpers';
+import { drip, RawDevice, type Script } from './raw-device';
 
 const PATH = '/cgi-bin/admin/detection?type=motion';
 const HEAD = 'HTTP/1.1 200 OK\r\nContent-Type: multipart/x-mixed-replace; boundary=b\r\nConnection: close\r\n\r\n';
 const part = (k: number): string => `--b\r\nContent-Type: text/plain\r\n\r\ngroup=1;level=${k};threshold=50;\r\n`;
 
-/** What a connection does: `request` is the head of the request it got (its first bytes up to the blank line). */
-type Script = (socket: Socket, request: string, index: number) => Promise<void> | void;
-
-class FakeDevice {
-  readonly server: Server;
-  readonly sockets: Socket[] = [];
-  readonly requests: string[] = [];
-
-  constructor(private readonly script: Script) {
-    this.server = createServer((socket) => {
-      const index = this.sockets.length;
-      this.sockets.push(socket);
-      socket.on('error', () => undefined);
-      let head = '';
-      const onData = (chunk: Buffer): void => {
-        head += chunk.toString('latin1');
-        if (!head.includes('\r\n\r\n')) return;
-        socket.off('data', onData);
-        socket.resume();
-        this.requests.push(head);
-        void Promise.resolve(this.script(socket, head, index)).catch(() => undefined);
-      };
-      socket.on('data', onData);
-    });
-  }
-
-  async listen(): Promise<number> {
-    this.server.listen(0, '127.0.0.1');
-    await once(this.server, 'listening');
-    return (this.server.address() as AddressInfo).port;
-  }
-
-  get open(): number {
-    return this.sockets.filter((s) => !s.destroyed).length;
-  }
-
-  async close(): Promise<void> {
-    for (const socket of this.sockets) socket.destroy();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
-  }
-}
-
-/** Writes `text` a byte at a time, `every` ms apart, until done or the socket goes. */
-async function drip(socket: Socket, text: string, every: number): Promise<void> {
-  for (const byte of text) {
-    if (socket.destroyed) return;
-    socket.write(byte);
-    await sleep(every);
-  }
-}
-
 describe('streams through dispatch() against hostile devices (raw sockets)', function () {
   this.timeout(30_000);
-  let device: FakeDevice | undefined;
+  let device: RawDevice | undefined;
   let client: DeviceClient | undefined;
   let supervisor: StreamSupervisor | undefined;
   let states: StreamState[];
@@ -78,7 +26,7 @@ describe('streams through dispatch() against hostile devices (raw sockets)', fun
   let warnings: string[];
 
   async function start(script: Script, opts: { timeout?: number; maxPartSize?: number; auth?: 'basic' | 'auto' } = {}): Promise<void> {
-    device = new FakeDevice(script);
+    device = new RawDevice(script);
     const port = await device.listen();
     client = new DeviceClient({ host: '127.0.0.1', port, username: 'u', password: 'p', auth: opts.auth ?? 'basic', timeout: opts.timeout ?? 2000 });
     states = [];
