@@ -34,14 +34,14 @@ export class BufferedAnswer implements Dispatcher.DispatchHandler {
   private settleReply: ((outcome: BufferedReply | Error) => void) | undefined;
   private controller: Dispatcher.DispatchController | undefined;
   private status = 0;
-  private headers: Record<string, string | string[] | undefined> = {};
-  private readonly chunks: Buffer[] = [];
+  private headers: Record<string, string | string[] | undefined> = NO_HEADERS;
+  private chunks: Buffer[] = [];
   private size = 0;
   private discarding = false;
   /** Why we dropped the exchange (handed to undici when it gives the controller, if it had not yet). */
   private dropped: Error | undefined;
 
-  constructor(private readonly limits: BufferedLimits) {
+  constructor(private limits: BufferedLimits) {
     this.reply = new Promise((resolve, reject) => {
       this.settleReply = (outcome) => (outcome instanceof Error ? reject(outcome) : resolve(outcome));
     });
@@ -96,10 +96,12 @@ export class BufferedAnswer implements Dispatcher.DispatchHandler {
 
   onResponseEnd(): void {
     this.settle(undefined);
+    this.controller = undefined;
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
     this.settle(err);
+    this.controller = undefined;
   }
 
   private fail(err: Error): void {
@@ -110,7 +112,9 @@ export class BufferedAnswer implements Dispatcher.DispatchHandler {
   private drop(err: Error): void {
     if (this.dropped) return;
     this.dropped = err;
-    this.controller?.abort(err);
+    const controller = this.controller;
+    this.controller = undefined;
+    controller?.abort(err);
   }
 
   /** Settles the reply once: with what came (`outcome` undefined) or the error that ended it. */
@@ -118,11 +122,16 @@ export class BufferedAnswer implements Dispatcher.DispatchHandler {
     const settle = this.settleReply;
     if (settle === undefined) return;
     this.settleReply = undefined;
-    if (outcome) return settle(outcome);
-    const body = this.discarding ? EMPTY : this.chunks.length === 1 ? (this.chunks[0] as Buffer) : Buffer.concat(this.chunks, this.size);
-    this.chunks.length = 0;
-    settle({ status: this.status, headers: this.headers, body });
+    const reply = outcome ?? { status: this.status, headers: this.headers, body: this.discarding ? EMPTY : this.chunks.length === 1 ? (this.chunks[0] as Buffer) : Buffer.concat(this.chunks, this.size) };
+    // Let go of the answer and the caller's limits (closures over its call) at once: undici may
+    // hold this handler a while after the exchange, and with it whatever it still points to.
+    this.chunks = [];
+    this.headers = NO_HEADERS;
+    this.limits = SETTLED;
+    settle(reply);
   }
 }
 
 const EMPTY = Buffer.alloc(0);
+const NO_HEADERS: Record<string, string | string[] | undefined> = Object.freeze({});
+const SETTLED: BufferedLimits = Object.freeze({ maxBytes: 0, tooLarge: () => new Error('The answer was read already') });
