@@ -92,8 +92,8 @@ interface Call {
   headers: Record<string, string>;
   /** A stream body is a maker: each attempt gets its own. */
   body: string | Buffer | null | (() => Readable);
-  headersTimeout: number;
-  bodyTimeout: number;
+  headersTimeout?: number;
+  bodyTimeout?: number;
 }
 
 /** One attempt of an exchange as `authenticated` sees it: the answer's head, and how to throw away a 401's body. */
@@ -189,7 +189,8 @@ export class DeviceClient {
     const deadline = new Deadline(timeout, body.length, opts.deadline);
     deadline.follow(opts.signal);
     const lane = this.lane(opts.control);
-    const timeouts = { headersTimeout: timeout, bodyTimeout: timeout };
+    // undici's own idle timeouts are the device's (its Clients are made with them): given per call only when the call has its own.
+    const timeouts = timeout === this.options.timeout ? {} : { headersTimeout: timeout, bodyTimeout: timeout };
     // The exchange in flight: the deadline ends it (undici's dispatch takes no signal).
     let current: BufferedAnswer | undefined;
     const onAbort = (): void => current?.abort(deadline.line.reason);

@@ -37,8 +37,11 @@ export class Deadline {
   private readonly cap: number;
   private timer: NodeJS.Timeout | undefined;
   private expiredFlag = false;
-  /** The deadlines following the caller's signal, this one among them while it does. */
-  private following: Set<Deadline> | undefined;
+  /** The deadlines following the caller's signal, this one among them while it does (see `Followers`). */
+  private following: Followers | undefined;
+  /** Its neighbours in that list. */
+  previous: Deadline | undefined;
+  next: Deadline | undefined;
 
   /**
    * @param timeoutMs the device timeout (or the call's).
@@ -108,20 +111,45 @@ export class Deadline {
 }
 
 /**
- * The deadlines of the exchanges that follow each caller's signal: one listener on a signal for
- * all of them, not one per exchange. A node hands every request the same signal (its close);
- * an EventTarget listener added and removed per exchange cost a relay pulse a tenth of its CPU.
- * Each exchange leaves its set when it ends, so a set holds only exchanges in flight.
+ * The deadlines of the exchanges that follow one caller's signal, with one listener on the signal
+ * for all of them. A node hands every request the same signal (its close): an EventTarget
+ * listener added and removed per exchange cost a relay pulse a tenth of its CPU, and a Set
+ * reallocates its table as it empties and fills again on every request. A list through the
+ * deadlines themselves allocates nothing; each exchange leaves it when it ends, so it holds only
+ * exchanges in flight.
  */
-const followers = new WeakMap<AbortSignal, Set<Deadline>>();
+class Followers {
+  private first: Deadline | undefined;
 
-function followersOf(signal: AbortSignal): Set<Deadline> {
-  const group = followers.get(signal);
-  if (group) return group;
-  const made = new Set<Deadline>();
-  signal.addEventListener('abort', () => {
-    for (const deadline of [...made]) deadline.abort(signal.reason);
-  }, { once: true });
+  add(deadline: Deadline): void {
+    deadline.previous = undefined;
+    deadline.next = this.first;
+    if (this.first) this.first.previous = deadline;
+    this.first = deadline;
+  }
+
+  delete(deadline: Deadline): void {
+    if (deadline.previous) deadline.previous.next = deadline.next;
+    else if (this.first === deadline) this.first = deadline.next;
+    if (deadline.next) deadline.next.previous = deadline.previous;
+    deadline.previous = deadline.next = undefined;
+  }
+
+  /** Each deadline in flight aborts with `reason` (each leaves the list as it ends). */
+  abortAll(reason: unknown): void {
+    const all: Deadline[] = [];
+    for (let d = this.first; d; d = d.next) all.push(d);
+    for (const deadline of all) deadline.abort(reason);
+  }
+}
+
+const followers = new WeakMap<AbortSignal, Followers>();
+
+function followersOf(signal: AbortSignal): Followers {
+  const known = followers.get(signal);
+  if (known) return known;
+  const made = new Followers();
+  signal.addEventListener('abort', () => made.abortAll(signal.reason), { once: true });
   followers.set(signal, made);
   return made;
 }
