@@ -605,6 +605,19 @@ describe('ipcam-ptz and ipcam-relay nodes', function () {
       assert.deepEqual(fills.slice(-2), ['yellow ring requesting', 'green dot relay 1 on']);
     });
 
+    it('a request answered in milliseconds leaves no timer of its status behind (nothing wakes the process after it)', async function () {
+      const w = await deploy(relayDef({ mode: 'on' }));
+      // The first request opens the connection (and its keep-alive timer); count from the second on.
+      await w.expectOutput(RELAY, { payload: true });
+      const timers = (): number => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+      // Past any status timer of that first request.
+      await sleep(REQUESTING_AFTER_MS + 50);
+      const before = timers();
+      for (let i = 0; i < 3; i++) await w.expectOutput(RELAY, { payload: i % 2 === 0 });
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.ok(timers() <= before, `${timers() - before} timer(s) more than before the requests`);
+    });
+
     it('the same result again is not shown again: a Status node sees "relay 1 pulsed" once for five pulses', async function () {
       sim = await startSimulator({ port: 0, username: SIM_USER, password: SIM_PASSWORD, auth: 'basic' });
       const flow = actionFlow(relayDef({ mode: 'pulse', pulse: '100' }), [deviceDef(sim, { auth: 'basic' })]);
