@@ -118,8 +118,6 @@ interface Resolved {
   warnEveryMs: number;
 }
 
-type Refuse = (status: number, text: string, headers?: Record<string, string>) => void;
-
 /** Where a connection is: sending its (first) headers, in a request of ours to answer, or idle between requests. */
 type Phase = 'headers' | 'request' | 'idle';
 
@@ -128,6 +126,8 @@ interface Held {
   phase: Phase;
   /** Requests read and not yet answered (more than one when a sender pipelines). */
   open: number;
+  /** The response being written: a timeout or parse error then must not write a second status line. */
+  response: ServerResponse | undefined;
 }
 
 /**
@@ -154,22 +154,32 @@ class ConnectionTable {
   }
 
   add(socket: Socket, sender: string): void {
-    this.held.set(socket, { sender, phase: 'headers', open: 0 });
+    this.held.set(socket, { sender, phase: 'headers', open: 0, response: undefined });
     this.sendingHeaders.add(socket);
   }
 
-  requestStarted(socket: Socket): void {
+  /** A request's headers are in: its connection's entry (the sender, known since it connected), if still held. */
+  requestStarted(socket: Socket, response: ServerResponse): Held | undefined {
     const entry = this.held.get(socket);
-    if (!entry) return;
+    if (!entry) return undefined;
     entry.open += 1;
+    entry.response = response;
     this.move(socket, entry, 'request');
+    return entry;
   }
 
-  requestAnswered(socket: Socket): void {
+  /** The answer to `response` is written or cut off: no longer "mid-response", and the response is not held while idle. */
+  requestAnswered(socket: Socket, response: ServerResponse): void {
     const entry = this.held.get(socket);
     if (!entry) return;
+    if (entry.response === response) entry.response = undefined;
     entry.open = Math.max(0, entry.open - 1);
     if (entry.open === 0 && !socket.destroyed) this.move(socket, entry, 'idle');
+  }
+
+  /** The response being written on a connection, if any. */
+  responding(socket: Duplex): ServerResponse | undefined {
+    return this.held.get(socket as Socket)?.response;
   }
 
   /** The connection to give up for a new one at the cap, if any may be: the oldest still sending headers, else the one idle longest. */
@@ -229,8 +239,6 @@ export class EventServer {
   private buffered = 0;
   /** Tracking posts dropped: counted, never parsed nor handed on. */
   private tracking = 0;
-  /** The response being written on a connection: a timeout or parse error then must not write a second status line. */
-  private readonly responding = new WeakMap<Duplex, ServerResponse>();
 
   constructor(options: EventServerOptions = {}) {
     this.opts = resolve(options);
@@ -388,53 +396,51 @@ export class EventServer {
     const timedOut = err.code === 'ERR_HTTP_REQUEST_TIMEOUT';
     if (timedOut) this.warnings.warn('timeout', `A request from ${remote} was not complete in time: answered 408 and closed`);
     else this.warnings.warn('malformed', `A malformed request from ${remote} (${err.code ?? 'bad request'}): answered 400 and closed`);
-    const res = this.responding.get(socket);
+    const res = this.sockets.responding(socket);
     const midResponse = res !== undefined && res.headersSent && !res.writableFinished;
     if (socket.writable && !midResponse) socket.end(timedOut ? 'HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n' : 'HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
     else socket.destroy();
   }
 
   private handle(req: IncomingMessage, res: ServerResponse): void {
-    const remote = plainAddress(req.socket.remoteAddress ?? '');
     const socket = req.socket;
-    // From its headers until its answer is written a connection is in a request: never given up at the cap.
-    this.sockets.requestStarted(socket);
-    this.responding.set(socket, res);
+    // From its headers until its answer is written a connection is in a request: never given up
+    // at the cap. Its sender was noted when it connected: no address is read again per post.
+    const remote = this.sockets.requestStarted(socket, res)?.sender ?? plainAddress(socket.remoteAddress ?? '');
     // Written or cut off, the answer is over ('close' follows 'finish' on a kept connection too):
     // no longer "mid-response", and an idle keep-alive socket does not hold its last response
     // (~2.5 KB each, seen with 500 cameras).
-    res.once('close', () => {
-      this.sockets.requestAnswered(socket);
-      if (this.responding.get(socket) === res) this.responding.delete(socket);
-    });
-    const refuse: Refuse = (status, text, headers = {}) => {
-      this.warnings.warn(`refused ${status}`, `Post refused (${status}): ${text} (from ${remote})`);
-      res.writeHead(status, { 'content-type': 'text/plain', ...headers });
-      res.end(`${text}\n`);
-    };
+    res.once('close', () => this.sockets.requestAnswered(socket, res));
     if (this.opts.allow && !this.opts.allow.check(remote, isIP(remote) === 6 ? 'ipv6' : 'ipv4')) {
       req.resume();
-      return refuse(403, 'Sender not in the allow list');
+      return this.refuse(res, remote, 403, 'Sender not in the allow list');
     }
     if (this.opts.basic && !basicMatches(req.headers.authorization, this.opts.basic)) {
       req.resume();
-      return refuse(401, 'Wrong or missing credentials', { 'www-authenticate': 'Basic realm="ipcam events"' });
+      return this.refuse(res, remote, 401, 'Wrong or missing credentials', { 'www-authenticate': 'Basic realm="ipcam events"' });
     }
     if (!this.pathAllowed(req.url ?? '/')) {
       req.resume();
-      return refuse(404, `Path ${quote(pathOf(req.url ?? '/'))} is not served here`);
+      return this.refuse(res, remote, 404, `Path ${quote(pathOf(req.url ?? '/'))} is not served here`);
     }
     if (req.method !== 'POST' && req.method !== 'PUT') {
       req.resume();
-      return refuse(405, `Method ${quote(req.method ?? '')} not allowed: devices post events`, { allow: 'POST' });
+      return this.refuse(res, remote, 405, `Method ${quote(req.method ?? '')} not allowed: devices post events`, { allow: 'POST' });
     }
     const declared = Number(req.headers['content-length']);
-    if (Number.isFinite(declared) && declared > this.opts.maxBody) return this.tooLarge(req, refuse, 0);
-    this.receive(req, res, remote, refuse);
+    if (Number.isFinite(declared) && declared > this.opts.maxBody) return this.tooLarge(req, res, remote, 0);
+    this.receive(req, res, remote);
+  }
+
+  /** A refusal: logged at a bounded rate, answered in plain text. */
+  private refuse(res: ServerResponse, remote: string, status: number, text: string, headers: Record<string, string> = {}): void {
+    this.warnings.warn(`refused ${status}`, `Post refused (${status}): ${text} (from ${remote})`);
+    res.writeHead(status, { 'content-type': 'text/plain', ...headers });
+    res.end(`${text}\n`);
   }
 
   /** Reads the body within `maxBody` and the budget of all bodies in flight, then answers and delivers. */
-  private receive(req: IncomingMessage, res: ServerResponse, remote: string, refuse: Refuse): void {
+  private receive(req: IncomingMessage, res: ServerResponse, remote: string): void {
     const chunks: Buffer[] = [];
     let size = 0;
     let done = false;
@@ -449,21 +455,22 @@ export class EventServer {
         done = true;
         const received = size + chunk.length;
         release();
-        this.tooLarge(req, refuse, received);
+        this.tooLarge(req, res, remote, received);
         return;
       }
       if (this.buffered + chunk.length > this.opts.maxBody * BUFFERED_BODIES) {
         done = true;
         const received = size + chunk.length;
         release();
-        this.dropRest(req, received, () => refuse(503, `Too many large posts being received at once (${this.opts.maxBody * BUFFERED_BODIES} bytes in all)`, { 'retry-after': '5' }));
+        this.dropRest(req, received, () => this.refuse(res, remote, 503, `Too many large posts being received at once (${this.opts.maxBody * BUFFERED_BODIES} bytes in all)`, { 'retry-after': '5' }));
         return;
       }
       size += chunk.length;
       this.buffered += chunk.length;
       chunks.push(chunk);
     });
-    req.on('error', () => undefined);
+    // No 'error' listener: an aborted request emits 'error' only to listeners (Node's own
+    // backward-compatible rule, _http_incoming onError), and its 'close' below is what matters.
     // An aborted request (timeout, peer gone) ends here without 'end': its bytes are released.
     req.on('close', () => {
       if (!done) {
@@ -474,11 +481,12 @@ export class EventServer {
     req.on('end', () => {
       if (done) return;
       done = true;
-      const body = Buffer.concat(chunks, size);
+      // A post of a few KB comes in one piece: read where it lies, not copied into another buffer.
+      const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size);
       release();
       const receivedAt = Date.now();
       const read = this.parse(body, remote, receivedAt);
-      if (read.refused) return refuse(read.refused.status, read.refused.text);
+      if (read.refused) return this.refuse(res, remote, read.refused.status, read.refused.text);
       res.writeHead(200, SUCCESS_HEADERS);
       res.end(SUCCESS_BYTES);
       if (read.ignoredItems > 0) {
@@ -490,12 +498,12 @@ export class EventServer {
   }
 
   /** 413, and nothing of the body kept. */
-  private tooLarge(req: IncomingMessage, refuse: Refuse, received: number): void {
+  private tooLarge(req: IncomingMessage, res: ServerResponse, remote: string, received: number): void {
     const text = `Post larger than ${this.opts.maxBody} bytes refused`;
     const declared = Number(req.headers['content-length']);
     // Not worth reading: answered at once and closed after the answer.
-    if (Number.isFinite(declared) && declared > DROP_LIMIT * this.opts.maxBody) return refuse(413, text, { connection: 'close' });
-    this.dropRest(req, received, () => refuse(413, text));
+    if (Number.isFinite(declared) && declared > DROP_LIMIT * this.opts.maxBody) return this.refuse(res, remote, 413, text, { connection: 'close' });
+    this.dropRest(req, received, () => this.refuse(res, remote, 413, text));
   }
 
   /**
