@@ -367,23 +367,23 @@ function alarmsOf(info: XmlElement): AlarmStatus['alarms'] {
 
 function deviceOf(root: XmlElement, senderIp: string): EventDevice {
   const info = child(root, 'deviceInfo') ?? (root.name === 'DeviceInfo' ? root : undefined);
-  const read = (...names: string[]): string | undefined => {
-    for (const scope of [info, root]) {
-      for (const name of names) {
-        const value = childCI(scope, name)?.text;
-        if (value) return value;
-      }
-    }
-    return undefined;
-  };
-  const device: EventDevice = { ip: read('ip', 'ipAddress') ?? senderIp };
-  const name = read('deviceName');
-  const mac = read('mac', 'macAddress');
-  const sn = read('sn');
+  const device: EventDevice = { ip: deviceField(info, root, 'ip', 'ipaddress') ?? senderIp };
+  const name = deviceField(info, root, 'devicename');
+  const mac = deviceField(info, root, 'mac', 'macaddress');
+  const sn = deviceField(info, root, 'sn');
   if (name) device.name = name;
   if (mac) device.mac = mac;
   if (sn) device.sn = sn;
   return device;
+}
+
+/** The first non-empty text of a child named `name`, else `other` (names lower case, matched in any case), in `info`, then in `root`. */
+function deviceField(info: XmlElement | undefined, root: XmlElement, name: string, other?: string): string | undefined {
+  return fieldIn(info, name, other) ?? fieldIn(root, name, other);
+}
+
+function fieldIn(scope: XmlElement | undefined, name: string, other: string | undefined): string | undefined {
+  return childCI(scope, name)?.text || (other === undefined ? undefined : childCI(scope, other)?.text) || undefined;
 }
 
 function channelOf(root: XmlElement): number | undefined {
@@ -438,10 +438,12 @@ function textOf(el: XmlElement | undefined, name: string): string | undefined {
   return child(el, name)?.text;
 }
 
-function childCI(el: XmlElement | undefined, name: string): XmlElement | undefined {
-  const lower = name.toLowerCase();
+/** The first child whose name is `lower` (given in lower case) in any case. */
+function childCI(el: XmlElement | undefined, lower: string): XmlElement | undefined {
+  if (!el) return undefined;
   // Names of another length cannot match: no name is lowered for them.
-  return el?.children.find((c) => c.name.length === lower.length && c.name.toLowerCase() === lower);
+  for (const c of el.children) if (c.name.length === lower.length && c.name.toLowerCase() === lower) return c;
+  return undefined;
 }
 
 /** Depth-first search for the first element of that name. */
@@ -494,9 +496,13 @@ const IMAGE_NAME = /<(\w*Base64Data)(?=[\s>/])/g;
  */
 function extractImages(text: string): { xmlText: string; blobs: string[] } {
   const blobs: string[] = [];
+  // Most posts carry no picture: one native search tells, instead of the expression tried at every tag.
+  const first = text.indexOf('Base64Data');
+  if (first < 0) return { xmlText: text, blobs };
   const parts: string[] = [];
   let copied = 0;
-  IMAGE_NAME.lastIndex = 0;
+  // No match starts before the '<' that opens the name holding the first 'Base64Data'.
+  IMAGE_NAME.lastIndex = Math.max(0, text.lastIndexOf('<', first));
   for (let m = IMAGE_NAME.exec(text); m; m = IMAGE_NAME.exec(text)) {
     const tagEnd = text.indexOf('>', IMAGE_NAME.lastIndex);
     if (tagEnd < 0) break;
