@@ -96,7 +96,9 @@ export = function register(RED: NodeAPI): void {
       return;
     }
     const images = (['none', 'buffer', 'base64'].includes(def.images ?? '') ? def.images : 'none') as ImageMode;
-    const dedup = new DedupWindow(Math.max(0, Number(def.dedup) || 0) * 1000);
+    const dedupMs = Math.max(0, Number(def.dedup) || 0) * 1000;
+    // No window, no key: nothing is built per plate for a check that admits everything.
+    const dedup = dedupMs > 0 ? new DedupWindow(dedupMs) : undefined;
     const match = def.match ?? '';
     const deviceNode = def.device ? (RED.nodes.getNode(def.device) as DeviceConfigNode | null) : null;
     // The device filter trusts the socket's address only: what a post says of its sender is the
@@ -105,10 +107,12 @@ export = function register(RED: NodeAPI): void {
     let deviceAddresses: Set<string> | undefined = deviceNode ? undefined : new Set();
     if (deviceNode) void hostAddresses(deviceNode.host).then((a) => (deviceAddresses = a));
 
+    const anyText = match.trim() === '';
     const wanted = (post: DevicePost, received: ReceivedPost): boolean =>
-      (!deviceNode || (deviceAddresses !== undefined && fromDevice(deviceAddresses, received.remoteAddress))) && matchesText(post.device, received.remoteAddress, match);
+      (!deviceNode || (deviceAddresses !== undefined && fromDevice(deviceAddresses, received.remoteAddress))) && (anyText || matchesText(post.device, received.remoteAddress, match));
 
-    const postStatus = new LatestThrottle<NodeStatus>((status) => this.status(status), POST_STATUS_INTERVAL_MS);
+    // Held as how to make the status: at hundreds of posts a second only the one shown each second is made.
+    const postStatus = new LatestThrottle<() => NodeStatus>((make) => this.status(make()), POST_STATUS_INTERVAL_MS);
     const unsubscribe = config.server.subscribe({
       onState: (state, detail) => {
         // The server's state is news of another kind: a plate status held back must not cover it.
@@ -119,7 +123,7 @@ export = function register(RED: NodeAPI): void {
         for (const post of received.posts) {
           if (!wanted(post, received)) continue;
           if (post.kind === 'keepalive') {
-            postStatus.set({ fill: 'green', shape: 'dot', text: `alive ${clock(post.time)}` });
+            postStatus.set(() => ({ fill: 'green', shape: 'dot', text: `alive ${clock(post.time)}` }));
             continue;
           }
           if (post.kind !== 'plate') {
@@ -129,8 +133,8 @@ export = function register(RED: NodeAPI): void {
           if (lists && !lists.has(post.listType)) continue;
           if (!inGroups(groups, post.group)) continue;
           // Keyed by the socket's address too: a post naming another device's mac cannot silence it.
-          if (!dedup.admit(`${received.remoteAddress}\u0000${post.device.mac ?? post.device.ip}\u0000${post.plate}`, received.receivedAt)) continue;
-          postStatus.set({ fill: 'green', shape: 'dot', text: `${post.plate.slice(0, 10)} ${clock(received.receivedAt)}` });
+          if (dedup && !dedup.admit(`${received.remoteAddress}\u0000${post.device.mac ?? post.device.ip}\u0000${post.plate}`, received.receivedAt)) continue;
+          postStatus.set(() => ({ fill: 'green', shape: 'dot', text: `${post.plate.slice(0, 10)} ${clock(received.receivedAt)}` }));
           this.send([plateMessage(post, received.remoteAddress, images), null]);
         }
       },
