@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { IpcamError } from '../lib/errors';
-import { decodeImage, imageBase64, PARSE_LIMITS, parseDevicePost, PostTooComplex, readDevicePost, type AlarmStatus, type DevicePost, type KeepAlive, type OtherEvent, type PlateDetection } from '../lib/events/parse';
+import { decodeImage, extractImages, imageBase64, PARSE_LIMITS, parseDevicePost, PostTooComplex, readDevicePost, type AlarmStatus, type DevicePost, type KeepAlive, type OtherEvent, type PlateDetection } from '../lib/events/parse';
 import { buildAlarmStatus, buildKeepAlive, buildPlateEvent, formatDataTime, type EventFormat, type PlateEventSpec } from '../lib/simulator/events';
 import { PLATE_JPEG, SNAPSHOT_JPEG } from '../lib/simulator/images';
 import type { XmlValue } from '../lib/xml/codec';
@@ -564,6 +564,59 @@ describe('device post parsing: bounded work', () => {
     const largeMs = fastest(5, attempt(large));
     const perByte = largeMs / large.length / (smallMs / small.length);
     assert.ok(perByte < 4, `${large.length} bytes took ${largeMs.toFixed(1)} ms, ${small.length} bytes ${smallMs.toFixed(1)} ms: ${perByte.toFixed(2)} times the cost per byte`);
+  });
+});
+
+/** The image cut as it was (commit edaa02d): the expression tried at every tag. */
+function extractImagesBefore(text: string): { xmlText: string; blobs: string[] } {
+  const IMAGE_NAME = /<(\w*Base64Data)(?=[\s>/])/g;
+  const unwrap = (content: string): string => {
+    const trimmed = content.trim();
+    return trimmed.startsWith('<![CDATA[') && trimmed.endsWith(']]>') ? trimmed.slice(9, -3).trim() : trimmed;
+  };
+  const blobs: string[] = [];
+  const parts: string[] = [];
+  let copied = 0;
+  for (let m = IMAGE_NAME.exec(text); m; m = IMAGE_NAME.exec(text)) {
+    const tagEnd = text.indexOf('>', IMAGE_NAME.lastIndex);
+    if (tagEnd < 0) break;
+    IMAGE_NAME.lastIndex = tagEnd + 1;
+    if (text.charCodeAt(tagEnd - 1) === 0x2f) continue;
+    const start = tagEnd + 1;
+    const end = text.indexOf(`</${m[1] as string}>`, start);
+    if (end < 0) break;
+    blobs.push(unwrap(text.slice(start, end)));
+    parts.push(text.slice(copied, start), `@ipcam-blob:${blobs.length - 1}`);
+    copied = end;
+    IMAGE_NAME.lastIndex = end;
+  }
+  if (blobs.length === 0) return { xmlText: text, blobs };
+  parts.push(text.slice(copied));
+  return { xmlText: parts.join(''), blobs };
+}
+
+describe('device post parsing: the image cut finds the image elements the expression before it found', () => {
+  it('every capture, simulator posts with pictures, and 20,000 generated and mutated texts', () => {
+    const texts: string[] = [];
+    for (const dir of readdirSync(CAPTURES, { withFileTypes: true }).filter((d) => d.isDirectory())) {
+      for (const file of readdirSync(join(CAPTURES, dir.name)).filter((f) => f.endsWith('.xml'))) texts.push(readFileSync(join(CAPTURES, dir.name, file), 'utf8'));
+    }
+    texts.push(buildPlateEvent('ipc', { plate: 'IMG1' }), buildPlateEvent('nvr', { plate: 'IMG2' }));
+    let seed = 20_261_126;
+    const next = (): number => ((seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648) / 2_147_483_648);
+    const pick = <T>(list: readonly T[]): T => list[Math.floor(next() * list.length)] as T;
+    const names = ['targetBase64Data', 'sourceBase64Data', 'Base64Data', 'xBase64DataBase64Data', 'Base64DataX', 'a_1Base64Data', 'Base64Dat', 'x-Base64Data'];
+    const after = [' ', '>', '/', '\t', '\u00a0', '\u2028', '\ufeff', 'x', '-', ''];
+    for (let i = 0; i < 20_000; i++) {
+      let text = '';
+      for (let j = Math.floor(next() * 5); j >= 0; j--) {
+        const name = pick(names);
+        const r = next();
+        text += r < 0.15 ? `<${name}/>` : r < 0.3 ? pick(['<a>', '</a>', 'text', '<', '>', ' ', 'Base64Data', '<x']) : `<${name}${pick(after)}${pick(['', ' type="string"', '/'])}>${pick(['', ' <![CDATA[ /9j/AB ]]> ', 'AAAA', '<b/>'])}${next() < 0.8 ? `</${name}>` : ''}`;
+      }
+      texts.push(text);
+    }
+    for (const text of texts) assert.deepStrictEqual(extractImages(text), extractImagesBefore(text), JSON.stringify(text.slice(0, 300)));
   });
 });
 

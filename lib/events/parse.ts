@@ -124,7 +124,7 @@ export function readDevicePost(body: Buffer | string, senderIp: string, received
   const text = typeof body === 'string' ? body : body.toString('utf8');
   // Cameras on the newer push (httpPostV2) keep alive with an empty POST: it names no one, so the sender is its address.
   if (/^\s*$/.test(text)) return { posts: [{ kind: 'keepalive', device: { ip: senderIp }, time: isoTime(receivedAt) }], ignoredItems: 0 };
-  const { xmlText, blobs } = extractImages(stripPreamble(text));
+  const { xmlText, blobs } = extractImages(stripPreamble(text), bounds.maxMarkup);
   checkSize(xmlText, bounds);
   const root = parseXml(xmlText, { maxElements: bounds.maxNodes });
   const device = deviceOf(root, senderIp);
@@ -186,7 +186,7 @@ function hasTag(body: Buffer | string, name: string): boolean {
  * it builds anything.
  */
 function checkSize(xmlText: string, limits: ParseLimits): void {
-  if (xmlText.length > limits.maxMarkup) throw new PostTooComplex(`Too large: ${xmlText.length} characters of XML besides the images, more than ${limits.maxMarkup}`);
+  checkMarkup(xmlText.length, limits.maxMarkup);
   let nodes = 0;
   for (const mark of ['<', '=', '&']) {
     for (let at = xmlText.indexOf(mark); at >= 0; at = xmlText.indexOf(mark, at + 1)) {
@@ -194,6 +194,10 @@ function checkSize(xmlText: string, limits: ParseLimits): void {
       if (++nodes > limits.maxNodes) throw new PostTooComplex(`Too complex: more than ${limits.maxNodes} elements, attributes and references`);
     }
   }
+}
+
+function checkMarkup(length: number, maxMarkup: number): void {
+  if (length > maxMarkup) throw new PostTooComplex(`Too large: ${length} characters of XML besides the images, more than ${maxMarkup}`);
 }
 
 type PlateFields = Omit<PlateDetection, 'kind' | 'time' | 'device'>;
@@ -486,38 +490,62 @@ function stripPreamble(text: string): string {
   return text.slice(root);
 }
 
-/** Names of image elements (`targetBase64Data`, `sourceBase64Data`, ...) where a tag opens. */
-const IMAGE_NAME = /<(\w*Base64Data)(?=[\s>/])/g;
+const IMAGE_SUFFIX = 'Base64Data';
+/** What may follow an element name in its start tag (JavaScript's `\s`, as the expression this replaced read it). */
+const AFTER_NAME = /[\s>/]/;
+
+function isWordChar(c: number): boolean {
+  return (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c === 0x5f;
+}
+
+/**
+ * The next start tag at or after `from` whose name ends in `Base64Data` (`targetBase64Data`,
+ * `sourceBase64Data`, ...): where its name ends and the name, or undefined. Found with the native
+ * search for the suffix (most of a post is never looked at char by char), each candidate checked
+ * as `/<(\w*Base64Data)(?=[\s>/])/` would: only the end of a run of word characters that a `<`
+ * opens at or after `from`. Each run is walked back at most once, so the search stays linear.
+ */
+function nextImageTag(text: string, from: number): { nameEnd: number; name: string } | undefined {
+  for (let at = text.indexOf(IMAGE_SUFFIX, from); at >= 0; at = text.indexOf(IMAGE_SUFFIX, at + 1)) {
+    const nameEnd = at + IMAGE_SUFFIX.length;
+    if (nameEnd >= text.length || !AFTER_NAME.test(text.charAt(nameEnd))) continue;
+    let start = at;
+    while (start > from && isWordChar(text.charCodeAt(start - 1))) start--;
+    if (start > from && text.charCodeAt(start - 1) === 0x3c /* < */) return { nameEnd, name: text.slice(start, nameEnd) };
+  }
+  return undefined;
+}
 
 /**
  * Cuts the base64 image data out of the text, leaving a marker the parser reads as plain text.
- * Tag ends and contents are found with indexOf, each search starting where the last one ended:
- * one pass over the text, however it is made. A self-closed image element (no image) is skipped.
+ * Names, tag ends and contents are found with indexOf, each search starting where the last one
+ * ended: one pass over the text, however it is made. A self-closed image element (no image) is
+ * skipped. XML beyond `maxMarkup` characters is refused before the text without images is made.
  */
-function extractImages(text: string): { xmlText: string; blobs: string[] } {
+export function extractImages(text: string, maxMarkup = Infinity): { xmlText: string; blobs: string[] } {
   const blobs: string[] = [];
-  // Most posts carry no picture: one native search tells, instead of the expression tried at every tag.
-  const first = text.indexOf('Base64Data');
-  if (first < 0) return { xmlText: text, blobs };
   const parts: string[] = [];
   let copied = 0;
-  // No match starts before the '<' that opens the name holding the first 'Base64Data'.
-  IMAGE_NAME.lastIndex = Math.max(0, text.lastIndexOf('<', first));
-  for (let m = IMAGE_NAME.exec(text); m; m = IMAGE_NAME.exec(text)) {
-    const tagEnd = text.indexOf('>', IMAGE_NAME.lastIndex);
+  for (let tag = nextImageTag(text, 0); tag; ) {
+    const tagEnd = text.indexOf('>', tag.nameEnd);
     if (tagEnd < 0) break;
-    IMAGE_NAME.lastIndex = tagEnd + 1;
-    if (text.charCodeAt(tagEnd - 1) === 0x2f /* / */) continue;
+    if (text.charCodeAt(tagEnd - 1) === 0x2f /* / */) {
+      tag = nextImageTag(text, tagEnd + 1);
+      continue;
+    }
     const start = tagEnd + 1;
-    const end = text.indexOf(`</${m[1] as string}>`, start);
+    const end = text.indexOf(`</${tag.name}>`, start);
     if (end < 0) break;
     blobs.push(unwrapCdata(text.slice(start, end)));
     parts.push(text.slice(copied, start), `${BLOB_MARK}${blobs.length - 1}`);
     copied = end;
-    IMAGE_NAME.lastIndex = end;
+    tag = nextImageTag(text, end);
   }
   if (blobs.length === 0) return { xmlText: text, blobs };
   parts.push(text.slice(copied));
+  let length = 0;
+  for (const part of parts) length += part.length;
+  checkMarkup(length, maxMarkup);
   return { xmlText: parts.join(''), blobs };
 }
 
