@@ -123,7 +123,8 @@ export = function register(RED: NodeAPI): void {
         for (const post of received.posts) {
           if (!wanted(post, received)) continue;
           if (post.kind === 'keepalive') {
-            postStatus.set(() => ({ fill: 'green', shape: 'dot', text: `alive ${clock(post.time)}` }));
+            const time = post.time;
+            postStatus.set(() => ({ fill: 'green', shape: 'dot', text: `alive ${clock(time)}` }));
             continue;
           }
           if (post.kind !== 'plate') {
@@ -134,7 +135,10 @@ export = function register(RED: NodeAPI): void {
           if (!inGroups(groups, post.group)) continue;
           // Keyed by the socket's address too: a post naming another device's mac cannot silence it.
           if (dedup && !dedup.admit(`${received.remoteAddress}\u0000${post.device.mac ?? post.device.ip}\u0000${post.plate}`, received.receivedAt)) continue;
-          postStatus.set(() => ({ fill: 'green', shape: 'dot', text: `${post.plate.slice(0, 10)} ${clock(received.receivedAt)}` }));
+          // Only what the text needs is held till it is shown, not the post (its pictures) nor the request.
+          const plate = post.plate;
+          const at = received.receivedAt;
+          postStatus.set(() => ({ fill: 'green', shape: 'dot', text: `${plate.slice(0, 10)} ${clock(at)}` }));
           this.send([plateMessage(post, received.remoteAddress, images), null]);
         }
       },
