@@ -1,5 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { parseLevels, type DetectionLevel } from '../lib/ops/io';
+import { prng } from './helpers';
 
 /** parseLevels as it was before it stopped splitting into arrays: the reference for the random comparison. */
 function previousParseLevels(text: string): DetectionLevel[] {
@@ -19,17 +20,6 @@ function previousParseLevels(text: string): DetectionLevel[] {
     }
   }
   return levels.sort((a, b) => a.group - b.group);
-}
-
-/** Deterministic pseudo-random numbers (mulberry32). */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const pick = <T>(next: () => number, list: readonly T[]): T => list[Math.floor(next() * list.length)] as T;
@@ -69,7 +59,7 @@ describe('parseLevels (detection levels)', function () {
   });
 
   it('gives what the previous parser gave on 20,000 random parts (stray and doubled =, spaces, odd numbers, line breaks)', function () {
-    const next = random(13);
+    const next = prng(13);
     let found = 0;
     for (let i = 0; i < 20_000; i++) {
       const text = part(next);
@@ -81,7 +71,7 @@ describe('parseLevels (detection levels)', function () {
   });
 
   it('gives what the previous parser gave on well-formed parts in any group order', function () {
-    const next = random(7);
+    const next = prng(7);
     for (let i = 0; i < 2000; i++) {
       const lines = Array.from({ length: 1 + Math.floor(next() * 8) }, () => `group=${Math.floor(next() * 6)};level=${Math.floor(next() * 101)};threshold=${Math.floor(next() * 101)};`);
       const text = lines.join(next() < 0.5 ? '\r\n' : '\n');

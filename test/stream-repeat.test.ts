@@ -1,16 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { MAX_REMEMBERED_BODY, RepeatWatch } from '../lib/stream/repeat';
-
-/** Deterministic pseudo-random numbers (mulberry32). */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { prng } from './helpers';
 
 describe('RepeatWatch (a part that repeats the one before)', function () {
   it('takes the same bytes in another buffer for a repeat, and keeps its own copy, not a view of the chunk', function () {
@@ -27,7 +17,7 @@ describe('RepeatWatch (a part that repeats the one before)', function () {
   });
 
   it('tells apart bodies that differ in one byte anywhere, or in their length (random sequences against a plain comparison)', function () {
-    const next = random(21);
+    const next = prng(21);
     for (let run = 0; run < 200; run++) {
       const watch = new RepeatWatch();
       let previous: Buffer | undefined;
