@@ -191,18 +191,13 @@ export class DeviceClient {
     const lane = this.lane(opts.control);
     // undici's own idle timeouts are the device's (its Clients are made with them): given per call only when the call has its own.
     const timeouts = timeout === this.options.timeout ? {} : { headersTimeout: timeout, bodyTimeout: timeout };
-    // The exchange in flight: the deadline ends it (undici's dispatch takes no signal).
-    let current: BufferedAnswer | undefined;
-    const onAbort = (): void => current?.abort(deadline.line.reason);
-    deadline.line.once('abort', onAbort);
     let seat: Seat | undefined;
     try {
       // One connection for the whole exchange: a probe and an authentication retry follow on it.
       seat = lane.take() ?? (await lane.wait(deadline.line));
       const client = seat.client;
-      const started = (answer: BufferedAnswer): void => void (current = answer);
       if (opts.probe !== undefined && body.length > 0 && !this.authSettled && this.options.auth !== 'basic') {
-        await this.exchange(client, { ...timeouts, method: 'GET', path: opts.probe, headers: {}, body: null }, PROBE_LIMITS, deadline, started);
+        await this.exchange(client, { ...timeouts, method: 'GET', path: opts.probe, headers: {}, body: null }, PROBE_LIMITS, deadline);
       }
       const maxBytes = opts.maxBytes ?? DEFAULT_MAX_BYTES;
       const limits: BufferedLimits = {
@@ -213,7 +208,7 @@ export class DeviceClient {
         onBytes: (bytes) => deadline.received(bytes),
         ...(opts.onChunk ? { onChunk: opts.onChunk } : {}),
       };
-      const reply = await this.exchange(client, { ...timeouts, method, path: opts.path, headers, body: body.make }, limits, deadline, started);
+      const reply = await this.exchange(client, { ...timeouts, method, path: opts.path, headers, body: body.make }, limits, deadline);
       const response: DeviceResponse = { status: reply.status, headers: reply.headers, contentType: contentTypeOf(reply.headers), body: reply.body };
       if (!opts.allowHttpError && (response.status < 200 || response.status >= 300)) assertOk(response, this.describe(method, opts.path));
       return response;
@@ -221,7 +216,6 @@ export class DeviceClient {
       if (deadline.expired) throw new IpcamError('ETIMEOUT', `No complete answer from ${this.label} (${this.describe(method, opts.path)}) within ${deadline.seconds} s`);
       throw this.toIpcamError(err, method, opts.path);
     } finally {
-      deadline.line.off('abort', onAbort);
       if (seat) lane.release(seat);
       deadline.clear();
     }
@@ -258,12 +252,8 @@ export class DeviceClient {
     // The opening (authentication, headers, a refused answer's body) has a deadline; the body that follows never ends.
     const deadline = new Deadline(this.options.timeout, 0);
     deadline.follow(opts.signal);
-    // The exchange in flight: the deadline ends it (undici's dispatch takes no signal).
-    let current: StreamBody | undefined;
-    const onAbort = (): void => current?.destroy(deadline.line.reason);
-    deadline.line.once('abort', onAbort);
     try {
-      const opening = await this.openExchange(client, opts.path, deadline, (body) => (current = body));
+      const opening = await this.openExchange(client, opts.path, deadline);
       const response = { status: opening.head.status, headers: opening.head.headers, contentType: contentTypeOf(opening.head.headers) };
       if (response.status < 200 || response.status >= 300) {
         await drain(opening.body, CHALLENGE_BODY_MAX).catch(() => undefined);
@@ -275,7 +265,6 @@ export class DeviceClient {
       if (deadline.expired) throw new IpcamError('ETIMEOUT', `No answer in time from ${this.label} (${this.describe('GET', opts.path)})`);
       throw this.toIpcamError(err, 'GET', opts.path);
     } finally {
-      deadline.line.off('abort', onAbort);
       deadline.clear();
     }
   }
@@ -289,16 +278,15 @@ export class DeviceClient {
   /**
    * Sends the request through undici's `dispatch()`, answering authentication challenges
    * (`authenticated`), and reads the answer whole within `limits` (a 401's body is thrown away,
-   * bounded). The deadline ends it all: `started` is told each attempt, for the deadline to end it.
+   * bounded). The deadline ends it all, each attempt as it goes.
    */
-  private exchange(client: Client, call: Call, limits: BufferedLimits, deadline: Deadline, started: (answer: BufferedAnswer) => void): Promise<BufferedReply> {
+  private exchange(client: Client, call: Call, limits: BufferedLimits, deadline: Deadline): Promise<BufferedReply> {
     return this.authenticated(call.method, call.path, async (authorization) => {
-      if (deadline.line.aborted) throw deadline.line.reason;
       const headers = authorization === undefined ? call.headers : { ...call.headers, authorization };
       // A stream body is made anew for each attempt: an authentication retry sends it again.
       const body = typeof call.body === 'function' ? call.body() : call.body;
       const answer = new BufferedAnswer(limits);
-      started(answer);
+      deadline.inFlight((reason) => answer.abort(reason));
       client.dispatch({ ...call, headers, body }, answer);
       const reply = await answer.reply;
       // A 401's body is already read and thrown away (`limits.discard`).
@@ -308,14 +296,12 @@ export class DeviceClient {
 
   /**
    * `exchange()` for a stream: the GET goes through undici's `dispatch()`, so that its body
-   * reaches a sink with no Readable in between. `started` is told each exchange, for the deadline
-   * to end it.
+   * reaches a sink with no Readable in between. The deadline ends the opening, each attempt as it goes.
    */
-  private openExchange(client: Client, path: string, deadline: Deadline, started: (body: StreamBody) => void): Promise<{ head: StreamHead; body: StreamBody }> {
+  private openExchange(client: Client, path: string, deadline: Deadline): Promise<{ head: StreamHead; body: StreamBody }> {
     return this.authenticated('GET', path, async (authorization) => {
-      if (deadline.line.aborted) throw deadline.line.reason;
       const body = new StreamBody();
-      started(body);
+      deadline.inFlight((reason) => body.destroy(reason));
       client.dispatch({ method: 'GET', path, headers: authorization === undefined ? {} : { authorization } }, body);
       const head = await body.head;
       return { status: head.status, headers: head.headers, answer: { head, body }, discard: () => drain(body, CHALLENGE_BODY_MAX) };
@@ -331,6 +317,7 @@ export class DeviceClient {
   private async authenticated<T>(method: string, path: string, send: (authorization: string | undefined) => Promise<Attempt<T>>, deadline: Deadline): Promise<T> {
     let refused = 0;
     for (let attempt = 1; ; attempt++) {
+      if (deadline.line.aborted) throw deadline.line.reason;
       const { header, ticket } = this.auth.authorize(method, path);
       const sent = await send(header);
       if (sent.status !== 401) {

@@ -42,6 +42,8 @@ export class Deadline {
   /** Its neighbours in that list. */
   previous: Deadline | undefined;
   next: Deadline | undefined;
+  /** How to end the exchange on the wire now (undici's dispatch takes no signal), until `clear()`. */
+  private ending: ((reason: unknown) => void) | undefined;
 
   /**
    * @param timeoutMs the device timeout (or the call's).
@@ -75,15 +77,21 @@ export class Deadline {
     this.following.add(this);
   }
 
+  /** `end` ends the exchange on the wire from now on, when the deadline passes or the caller aborts (each attempt hands its own). */
+  inFlight(end: (reason: unknown) => void): void {
+    this.ending = end;
+  }
+
   /** `bytes` of the answer arrived: they earn their time at the floor rate. */
   received(bytes: number): void {
     this.end = Math.min(this.cap, this.end + (bytes / FLOOR_RATE) * 1000);
   }
 
-  /** Releases the timer and the listener; call once the exchange is over, whatever its end. */
+  /** Releases the timer, the caller's signal and the exchange; call once the exchange is over, whatever its end. */
   clear(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
+    this.ending = undefined;
     this.unfollow();
   }
 
@@ -104,9 +112,11 @@ export class Deadline {
     this.following = undefined;
   }
 
-  /** Ends the exchange with `reason` (the caller's abort, or the deadline passing). */
+  /** Ends the exchange with `reason` (the caller's abort, or the deadline passing), once. */
   abort(reason: unknown): void {
+    if (this.line.aborted) return;
     this.line.abort(reason);
+    this.ending?.(reason);
   }
 }
 
