@@ -2,7 +2,7 @@ import { createSocket } from 'node:dgram';
 import { isIP } from 'node:net';
 import { DedupWindow } from '../lib/events/dedup';
 import { LatestThrottle } from '../lib/events/throttle';
-import { fromDevice, groupFilter, hostAddresses, inGroups, listFilter, matchesText } from '../lib/events/filter';
+import { fromDevice, groupFilter, hostAddresses, inGroups, listFilter, textMatcher } from '../lib/events/filter';
 import { decodeImage, imageBase64, type DevicePost, type PlateDetection } from '../lib/events/parse';
 import type { EventServerState, ReceivedPost } from '../lib/events/server';
 import { IpcamError } from '../lib/errors';
@@ -99,7 +99,6 @@ export = function register(RED: NodeAPI): void {
     const dedupMs = Math.max(0, Number(def.dedup) || 0) * 1000;
     // No window, no key: nothing is built per plate for a check that admits everything.
     const dedup = dedupMs > 0 ? new DedupWindow(dedupMs) : undefined;
-    const match = def.match ?? '';
     const deviceNode = def.device ? (RED.nodes.getNode(def.device) as DeviceConfigNode | null) : null;
     // The device filter trusts the socket's address only: what a post says of its sender is the
     // sender's own claim. A host name is resolved once; posts that arrive before that (right
@@ -107,9 +106,9 @@ export = function register(RED: NodeAPI): void {
     let deviceAddresses: Set<string> | undefined = deviceNode ? undefined : new Set();
     if (deviceNode) void hostAddresses(deviceNode.host).then((a) => (deviceAddresses = a));
 
-    const anyText = match.trim() === '';
+    const matches = textMatcher(def.match ?? '');
     const wanted = (post: DevicePost, received: ReceivedPost): boolean =>
-      (!deviceNode || (deviceAddresses !== undefined && fromDevice(deviceAddresses, received.remoteAddress))) && (anyText || matchesText(post.device, received.remoteAddress, match));
+      (!deviceNode || (deviceAddresses !== undefined && fromDevice(deviceAddresses, received.remoteAddress))) && matches(post.device, received.remoteAddress);
 
     // Held as how to make the status: at hundreds of posts a second only the one shown each second is made.
     const postStatus = new LatestThrottle<() => NodeStatus>((make) => this.status(make()), POST_STATUS_INTERVAL_MS);

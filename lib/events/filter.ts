@@ -53,10 +53,15 @@ export function listFilter(value: unknown): Set<ListType> | undefined {
  * ip) and the socket's address. The post's words are the sender's own claim: this is a convenience
  * to tell devices apart, never a guard (only the event server's allow list and Basic auth are).
  */
-export function matchesText(device: EventDevice, remoteAddress: string, text: string): boolean {
+export function textMatcher(text: string): (device: EventDevice, remoteAddress: string) => boolean {
+  // Made once per node: a blank text admits every post without looking at it.
   const needle = text.trim().toLowerCase();
-  if (needle === '') return true;
-  return [device.mac, device.name, device.sn, device.ip, remoteAddress].some((v) => v !== undefined && v.toLowerCase().includes(needle));
+  if (needle === '') return admitAll;
+  return (device, remoteAddress) => [device.mac, device.name, device.sn, device.ip, remoteAddress].some((v) => v !== undefined && v.toLowerCase().includes(needle));
+}
+
+function admitAll(): boolean {
+  return true;
 }
 
 /** The addresses a configured device host stands for (a name is resolved once), in canonical form. */
