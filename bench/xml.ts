@@ -3,6 +3,7 @@ import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { XMLParser } from 'fast-xml-parser';
 import { decodeImage, imageBase64, isTrackingPost, parseDevicePost } from '../lib/events/parse';
+import { IpcamError } from '../lib/errors';
 import type { Simulator } from '../lib/simulator';
 import { buildPlateEvent, buildTrackingPost } from '../lib/simulator/events';
 import { PLATE_JPEG, SNAPSHOT_JPEG } from '../lib/simulator/images';
@@ -10,6 +11,7 @@ import { DeviceClient } from '../lib/transport/client';
 import { buildDocument, parseXml, xml, XML_PARSER_OPTIONS } from '../lib/xml/codec';
 import { QUERY_PAGE } from '../lib/ops/plates';
 import { jpegGrownTo } from '../test/helpers';
+import { cameraPlates, endlessImageTags, HOSTILE_XML, UNBOUNDED } from '../test/hostile-xml';
 import { PASSWORD, USER } from './measure';
 import { decodeImageBefore, parseDevicePostBefore, parseXmlBefore, xmlTextBefore } from '../test/reference/xml-1556f4a';
 
@@ -49,10 +51,10 @@ function callsPerRound(run: () => unknown): number {
  * one after the other with the same number of calls, so that a ratio of two cases in one round
  * compares them under the same load; the order alternates so that neither always runs first.
  */
-function measure(cases: Case[]): number[][] {
+function measure(cases: Case[], rounds = ROUNDS): number[][] {
   const calls = Math.min(...cases.map((c) => callsPerRound(c.run)));
   const perCase = cases.map((): number[] => []);
-  for (let round = 0; round < ROUNDS; round++) {
+  for (let round = 0; round < rounds; round++) {
     const order = cases.map((_, i) => i);
     if (round % 2 === 1) order.reverse();
     for (const i of order) {
@@ -116,7 +118,7 @@ function wrapped(base64: string): string {
  * The XML codec against the parse path as it was (test/reference/xml-1556f4a.ts) and against a plain
  * fast-xml-parser parse of the same text, in the same run: a camera plate post of about 1 KB, a
  * real capture, a page of 100 plates; and plate images passed on as base64 against decoding and
- * encoding them again.
+ * encoding them again; and the cost per byte of hostile input, large against small.
  */
 export async function xmlCodec(sim: Simulator): Promise<void> {
   const load = loadavg();
@@ -169,6 +171,7 @@ export async function xmlCodec(sim: Simulator): Promise<void> {
     ], { before: 0 });
   }
   trackingPosts(scene);
+  hostileCostPerByte();
   console.log(`load average at the end: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
 }
 
@@ -188,4 +191,57 @@ function trackingPosts(sceneBase64: string): void {
     { name: 'parseXml (what parsing it would cost)', run: () => parseXml(tracking) },
     { name: 'isTrackingPost (what dropping it costs)', run: () => isTrackingPost(tracking) },
   ], { parse: 0 });
+}
+
+/** Rounds of the cost-per-byte table: each input runs small and large once a round. */
+const PER_BYTE_ROUNDS = 5;
+const SMALL = 1_000;
+const LARGE = 20_000;
+
+/** Parses `text`, an EPARSE being an outcome as good as a result (most hostile inputs are refused). */
+function refusedOrRead(parse: (text: string) => unknown): (text: string) => void {
+  return (text) => {
+    try {
+      parse(text);
+    } catch (err) {
+      if (!(err instanceof IpcamError && err.code === 'EPARSE')) throw err;
+    }
+  };
+}
+
+/**
+ * The hostile inputs the tests parse at a size only a linear parse gets through
+ * (test/hostile-xml.ts), here at 20,000 against 1,000 repetitions: the cost per byte of the large
+ * one over that of the small one, round by round. About 1 is linear; a parse that searched to
+ * the end of the text for every tag would show about 20.
+ */
+function hostileCostPerByte(): void {
+  const parseXmlOf = refusedOrRead((text) => parseXml(text));
+  const postOf = refusedOrRead((text) => parseDevicePost(text, '127.0.0.1', 0, UNBOUNDED));
+  const inputs: Array<[string, (n: number) => string, (text: string) => void]> = [
+    ...HOSTILE_XML.map(([label, make]): [string, (n: number) => string, (text: string) => void] => [`parseXml: ${label}`, make, parseXmlOf]),
+    ['parseDevicePost, limits lifted: camera post of n plates', cameraPlates, postOf],
+    ['parseDevicePost, limits lifted: n image tags that never end', endlessImageTags, postOf],
+  ];
+  console.log(`\n### Hostile XML: cost per byte, large against small, same run (${LARGE.toLocaleString('en')} against ${SMALL.toLocaleString('en')} repetitions, ${PER_BYTE_ROUNDS} rounds)`);
+  console.log('x per byte: (CPU time per byte of the large input) / (CPU time per byte of the small one), round by round; about 1 is linear, a quadratic parse shows about 20.');
+  console.table(
+    inputs.map(([name, make, parse]) => {
+      const small = make(SMALL);
+      const large = make(LARGE);
+      const [smallTimes, largeTimes] = measure([
+        { name: 'small', run: () => parse(small) },
+        { name: 'large', run: () => parse(large) },
+      ], PER_BYTE_ROUNDS) as [number[], number[]];
+      const ratios = largeTimes.map((t, r) => t / large.length / ((smallTimes[r] as number) / small.length));
+      return {
+        input: name,
+        'large chars': large.length,
+        'us small': median(smallTimes).toFixed(1),
+        'us large': median(largeTimes).toFixed(1),
+        'x per byte': median(ratios).toFixed(2),
+        'x per byte min..max': spread(ratios, 2),
+      };
+    }),
+  );
 }

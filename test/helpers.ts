@@ -1,7 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { performance } from 'node:perf_hooks';
 import { IpcamError } from '../lib/errors';
 import { resolve } from 'node:path';
 
@@ -69,15 +68,4 @@ export function prng(seed: number): () => number {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
-}
-
-/** Fastest of `rounds` runs of `call`, in ms (the fastest is the least disturbed by other work on the machine). */
-export function fastest(rounds: number, call: () => unknown): number {
-  let best = Infinity;
-  for (let r = 0; r < rounds; r++) {
-    const start = performance.now();
-    call();
-    best = Math.min(best, performance.now() - start);
-  }
-  return best;
 }
