@@ -73,10 +73,12 @@ export function decodeText(body: Buffer, contentType: string): string {
   return body.toString('latin1').replace(/[\x80-\x9f]/g, (c) => CP1252_HIGH[c.charCodeAt(0) - 0x80] as string);
 }
 
+/** The media type (before any `;`) is blank or `text/...`, in any case: read without splitting or copying the header. */
+const TEXT_OR_NONE = /^\s*(?:;|$|text\/)/i;
+
 /** Text answers are read for error lines; pictures, archives, firmware and multipart streams are not. */
 export function isText(contentType: string): boolean {
-  const type = contentType.split(';')[0]?.trim().toLowerCase() ?? '';
-  return type === '' || type.startsWith('text/');
+  return TEXT_OR_NONE.test(contentType);
 }
 
 /**
@@ -85,18 +87,25 @@ export function isText(contentType: string): boolean {
  * 62 MB string beside its Buffer).
  */
 export function cgiAnswer(status: number, contentType: string, headers: CgiAnswer['headers'], body: Buffer, secrets: readonly string[]): CgiAnswer {
-  let text: string | undefined;
-  return {
-    status,
-    contentType,
-    headers,
-    body,
-    secrets,
-    get text(): string {
-      text ??= decodeText(body, contentType);
-      return text;
-    },
-  };
+  return new LazyTextAnswer(status, contentType, headers, body, secrets);
+}
+
+/** A class, not an object literal with a getter: V8 builds such a literal the slow way on every answer. */
+class LazyTextAnswer implements CgiAnswer {
+  private decoded: string | undefined;
+
+  constructor(
+    readonly status: number,
+    readonly contentType: string,
+    readonly headers: CgiAnswer['headers'],
+    readonly body: Buffer,
+    readonly secrets: readonly string[],
+  ) {}
+
+  get text(): string {
+    this.decoded ??= decodeText(this.body, this.contentType);
+    return this.decoded;
+  }
 }
 
 /** Most of a parameter list read for its leading missing-group lines: one a group asked (64), each under 200 bytes. */
@@ -115,7 +124,7 @@ function refusalOf(status: number, contentType: string, head: Buffer, ctx: Answe
  */
 export async function cgiExchange(client: DeviceClient, opts: RequestOptions, ctx: AnswerContext): Promise<CgiAnswer> {
   const res = await client.request(opts);
-  const secrets = [...client.secrets, ...(ctx.secrets ?? [])];
+  const secrets = ctx.secrets === undefined || ctx.secrets.length === 0 ? client.secrets : [...client.secrets, ...ctx.secrets];
   const refusal = refusalOf(res.status, res.contentType, res.body, ctx, secrets);
   if (refusal) throw refusal;
   return cgiAnswer(res.status, res.contentType, res.headers, res.body, secrets);

@@ -398,6 +398,9 @@ export type ShapeValue<S extends Shape> = { [K in keyof S]: S[K] extends Param<i
 export function shape<S extends Shape>(fields: S, options: { ignore?: readonly string[] } = {}): Param<ShapeValue<S>> & { fields: S } {
   const limits: Record<string, FieldLimits> = {};
   for (const [name, param] of Object.entries(fields)) limits[name] = param.limits;
+  // Listed once: a relay or PTZ node parses its command for every message.
+  const entries = Object.entries(fields);
+  const ignored = options.ignore ?? [];
   return {
     fields,
     limits: { type: 'object', fields: limits },
@@ -405,12 +408,11 @@ export function shape<S extends Shape>(fields: S, options: { ignore?: readonly s
       const input = isBlank(value) ? {} : value;
       if (typeof input !== 'object' || input === null || Array.isArray(input) || Buffer.isBuffer(input)) throw inputError(`${field} must be an object`);
       const given = input as Record<string, unknown>;
-      const unknown = Object.keys(given).find((k) => !Object.hasOwn(fields, k) && !(options.ignore ?? []).includes(k));
-      if (unknown !== undefined) {
-        throw unknownKey(unknown, Object.keys(fields));
+      for (const key of Object.keys(given)) {
+        if (!Object.hasOwn(fields, key) && !ignored.includes(key)) throw unknownKey(key, Object.keys(fields));
       }
       const out: Record<string, unknown> = {};
-      for (const [name, param] of Object.entries(fields)) {
+      for (const [name, param] of entries) {
         const v = param.parse(given[name], name);
         if (v !== undefined) out[name] = v;
       }

@@ -1,4 +1,4 @@
-import { deviceWords, LONE_SURROGATE } from '../echo';
+import { deviceWords } from '../echo';
 import { IpcamError, inputError } from '../errors';
 
 /**
@@ -23,20 +23,28 @@ export function buildCgiPath(path: string, params?: CgiParams): string {
 
 export function encodeQuery(params: CgiParams | undefined): string {
   if (params === undefined) return '';
-  const parts: string[] = [];
-  const add = (key: string, value: CgiValue | null): void => {
-    parts.push(value === null ? encodeCgi(key) : `${encodeCgi(key)}=${encodeCgi(String(value))}`);
+  // Built as it goes, without a list of parts or of entries: a relay pulse encodes one for every command.
+  let query = '';
+  let first = true;
+  const add = (pair: string): void => {
+    query = first ? pair : `${query}&${pair}`;
+    first = false;
   };
   if (isPairList(params)) {
-    for (const [key, value] of params) add(key, value);
+    for (const [key, value] of params) add(encodePair(key, value));
   } else {
-    for (const [key, value] of Object.entries(params)) {
+    for (const key of Object.keys(params)) {
+      const value = params[key];
       if (value === undefined) continue;
-      if (Array.isArray(value)) for (const v of value as CgiValue[]) add(key, v);
-      else add(key, value as CgiValue | null);
+      if (Array.isArray(value)) for (const v of value as CgiValue[]) add(encodePair(key, v));
+      else add(encodePair(key, value as CgiValue | null));
     }
   }
-  return parts.join('&');
+  return query;
+}
+
+function encodePair(key: string, value: CgiValue | null): string {
+  return value === null ? encodeCgi(key) : `${encodeCgi(key)}=${encodeCgi(String(value))}`;
 }
 
 function isPairList(params: CgiParams): params is ReadonlyArray<readonly [string, CgiValue | null]> {
@@ -45,9 +53,12 @@ function isPairList(params: CgiParams): params is ReadonlyArray<readonly [string
 
 /** Encodes the reserved characters of spec rule 3, spaces, `%` and non-ASCII (UTF-8). */
 export function encodeCgi(text: string): string {
-  // A lone surrogate has no UTF-8 form (encodeURIComponent throws URIError): refused, not crashed on.
-  if (LONE_SURROGATE.test(text)) throw inputError('A value holds half of a character (a lone surrogate) and cannot be sent');
-  return encodeURIComponent(text);
+  try {
+    return encodeURIComponent(text);
+  } catch {
+    // Its only failure: a lone surrogate has no UTF-8 form. Refused, not crashed on.
+    throw inputError('A value holds half of a character (a lone surrogate) and cannot be sent');
+  }
 }
 
 /**

@@ -4,7 +4,7 @@
  * document are EDEVICE) -> parse.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { cgiExchange, xmlExchange } from '../answer';
+import { cgiExchange, xmlExchange, type AnswerContext, type CgiAnswer } from '../answer';
 import { buildCgiPath } from '../cgi/codec';
 import { IpcamError, inputError } from '../errors';
 import { echo } from '../echo';
@@ -33,57 +33,72 @@ export function targetOf(request: OpRequest): string {
 export { cgiAnswer } from '../answer';
 
 export function contextFor(client: DeviceClient, options: RunOptions = {}): OpContext {
-  const signal = options.signal;
-  const carried = options.secrets ?? [];
-  return {
-    client,
-    ...(signal && { signal }),
-    async cgi(request) {
-      const target = targetOf(request);
-      const opts: RequestOptions = { method: request.method ?? 'GET', path: target };
-      if (signal) opts.signal = signal;
-      if (request.timeout !== undefined) opts.timeout = request.timeout;
-      if (request.deadline !== undefined) opts.deadline = request.deadline;
-      if (request.probe !== undefined) opts.probe = targetOf(request.probe);
-      if (request.maxBytes !== undefined) opts.maxBytes = request.maxBytes;
-      if (request.body && 'data' in request.body) {
-        opts.body = request.body.data;
-        opts.contentType = request.body.contentType;
-      } else if (request.body && 'file' in request.body) {
-        opts.upload = request.body.file;
-      }
-      if (request.onUpload) opts.onUpload = request.onUpload;
-      if (request.control) opts.control = true;
-      if (request.allowHttpError) opts.allowHttpError = true;
-      return cgiExchange(client, opts, {
-        what: request.what ?? `request ${request.path}`,
-        names: request.names ?? [],
-        secrets: [...carried, ...(request.secrets ?? [])],
-        ...(request.content && { content: true }),
-        ...(request.groups && { groups: true }),
-      });
-    },
-    xml(request) {
-      return xmlExchange(client, {
-        path: targetOf(request),
-        method: request.method ?? 'POST',
-        ...(request.xml !== undefined && { body: request.xml }),
-        ...(signal && { signal }),
-        ...(request.control && { control: true }),
-        ...(request.maxBytes !== undefined && { maxBytes: request.maxBytes }),
-        ...(request.maxElements !== undefined && { maxElements: request.maxElements }),
-        secrets: [...carried, ...(request.secrets ?? [])],
-      });
-    },
-    progress(percent, stage) {
-      options.onProgress?.(Math.max(0, Math.min(100, Math.round(percent))), stage);
-    },
-    async sleep(ms) {
-      await sleep(ms, undefined, signal ? { signal } : undefined).catch(() => {
-        throw new IpcamError('ECONN', 'The operation was stopped');
-      });
-    },
-  };
+  return new RunContext(client, options.signal, options.secrets ?? [], options.onProgress);
+}
+
+/**
+ * What an operation's procedure is handed. A class, not an object of closures: a relay pulse
+ * made this context for every command, and four closures per command were most of its cost.
+ */
+class RunContext implements OpContext {
+  constructor(
+    readonly client: DeviceClient,
+    readonly signal: AbortSignal | undefined,
+    /** The call's secrets (see `RunOptions.secrets`). */
+    private readonly carried: readonly string[],
+    private readonly onProgress: RunOptions['onProgress'],
+  ) {}
+
+  cgi(request: OpRequest): Promise<CgiAnswer> {
+    const opts: RequestOptions = { method: request.method ?? 'GET', path: targetOf(request) };
+    if (this.signal) opts.signal = this.signal;
+    if (request.timeout !== undefined) opts.timeout = request.timeout;
+    if (request.deadline !== undefined) opts.deadline = request.deadline;
+    if (request.probe !== undefined) opts.probe = targetOf(request.probe);
+    if (request.maxBytes !== undefined) opts.maxBytes = request.maxBytes;
+    if (request.body && 'data' in request.body) {
+      opts.body = request.body.data;
+      opts.contentType = request.body.contentType;
+    } else if (request.body && 'file' in request.body) {
+      opts.upload = request.body.file;
+    }
+    if (request.onUpload) opts.onUpload = request.onUpload;
+    if (request.control) opts.control = true;
+    if (request.allowHttpError) opts.allowHttpError = true;
+    const ctx: AnswerContext = { what: request.what ?? `request ${request.path}`, names: request.names ?? [], secrets: this.secretsOf(request) };
+    if (request.content) ctx.content = true;
+    if (request.groups) ctx.groups = true;
+    return cgiExchange(this.client, opts, ctx);
+  }
+
+  xml(request: OpRequest): Promise<XmlElement> {
+    return xmlExchange(this.client, {
+      path: targetOf(request),
+      method: request.method ?? 'POST',
+      ...(request.xml !== undefined && { body: request.xml }),
+      ...(this.signal && { signal: this.signal }),
+      ...(request.control && { control: true }),
+      ...(request.maxBytes !== undefined && { maxBytes: request.maxBytes }),
+      ...(request.maxElements !== undefined && { maxElements: request.maxElements }),
+      secrets: this.secretsOf(request),
+    });
+  }
+
+  progress(percent: number, stage: string): void {
+    this.onProgress?.(Math.max(0, Math.min(100, Math.round(percent))), stage);
+  }
+
+  async sleep(ms: number): Promise<void> {
+    const signal = this.signal;
+    await sleep(ms, undefined, signal ? { signal } : undefined).catch(() => {
+      throw new IpcamError('ECONN', 'The operation was stopped');
+    });
+  }
+
+  /** The call's secrets and the request's own. */
+  private secretsOf(request: OpRequest): readonly string[] {
+    return request.secrets === undefined || request.secrets.length === 0 ? this.carried : [...this.carried, ...request.secrets];
+  }
 }
 
 /**
@@ -100,7 +115,9 @@ export function sendXml(client: DeviceClient, request: OpRequest, signal?: Abort
  * error may hold.
  */
 export function runOperation(client: DeviceClient, operation: Operation, input: unknown, options: RunOptions = {}): Promise<OpResult> {
-  return operation.invoke(contextFor(client, { ...options, secrets: [...(options.secrets ?? []), ...secretValues(operation.params, input)] }), input);
+  const own = secretValues(operation.params, input);
+  const secrets = own.length === 0 ? (options.secrets ?? []) : [...(options.secrets ?? []), ...own];
+  return operation.invoke(new RunContext(client, options.signal, secrets, options.onProgress), input);
 }
 
 /** What each class does, for the error that refuses it from a message. */

@@ -414,11 +414,14 @@ function secretsOf(username: string, password: string): string[] {
   return [password, username, Buffer.from(`${username}:${password}`, 'utf8').toString('base64')].filter((s) => s !== '');
 }
 
+/** A character a request target never holds raw (spaces, controls, non-ASCII). */
+const NOT_ENCODED = /[^\x21-\x7e]/;
+
 /** A target the device can take: a path of ours, bounded, on one line (`EINPUT` otherwise, nothing sent). */
 function checkTarget(path: string): void {
   if (typeof path !== 'string' || !path.startsWith('/')) throw new IpcamError('EINPUT', 'A request target must be a path starting with /');
   if (path.length > MAX_TARGET) throw new IpcamError('EINPUT', `The request target is longer than ${MAX_TARGET} characters: a value given is too long`);
-  if (/[^\x21-\x7e]/.test(path)) throw new IpcamError('EINPUT', 'The request target holds a character that is not encoded');
+  if (NOT_ENCODED.test(path)) throw new IpcamError('EINPUT', 'The request target holds a character that is not encoded');
 }
 
 function contentTypeOf(headers: Record<string, string | string[] | undefined>): string {
