@@ -1,4 +1,3 @@
-import { EventEmitter } from 'node:events';
 import { performance } from 'node:perf_hooks';
 
 /**
@@ -165,20 +164,33 @@ function followersOf(signal: AbortSignal): Followers {
 }
 
 /**
- * The abort of one exchange: an EventEmitter with `aborted` and `reason`, listened on by the
- * exchange in flight and by a wait for a connection. An AbortSignal's EventTarget listener, added
- * and removed on each exchange, cost a relay pulse about half again the CPU of its whole request;
- * an emitter's cost nothing to speak of.
+ * The abort of one exchange: `aborted` and `reason`, and the one listener its exchange may have
+ * while it waits for a connection. Not an EventTarget: its listener, added and removed on each
+ * exchange, cost a relay pulse about half again the CPU of its whole request. Not an
+ * EventEmitter either: one is made for every request, and only a wait for a connection listens.
  */
-export class AbortLine extends EventEmitter {
+export class AbortLine {
   aborted = false;
   reason: unknown = undefined;
+  private listener: (() => void) | undefined;
+
+  /** `listener` runs once when the line aborts (it replaces any earlier one: an exchange waits once at a time). */
+  whenAborted(listener: () => void): void {
+    this.listener = listener;
+  }
+
+  /** `listener` no longer runs. */
+  forget(listener: () => void): void {
+    if (this.listener === listener) this.listener = undefined;
+  }
 
   abort(reason: unknown): void {
     if (this.aborted) return;
     this.aborted = true;
     this.reason = reason;
-    this.emit('abort');
+    const listener = this.listener;
+    this.listener = undefined;
+    listener?.();
   }
 }
 

@@ -89,7 +89,7 @@ export class Lane {
           reject(line.reason);
         },
       };
-      line.once('abort', waiter.onAbort);
+      line.whenAborted(waiter.onAbort);
       this.waiters.push(waiter);
     });
   }
@@ -112,7 +112,7 @@ export class Lane {
   async close(): Promise<void> {
     this.closed = true;
     for (const waiter of this.waiters.splice(0)) {
-      waiter.line.off('abort', waiter.onAbort);
+      waiter.line.forget(waiter.onAbort);
       waiter.reject(closedError());
     }
     await Promise.all(this.seats.splice(0).map((seat) => seat.client.destroy().catch(() => undefined)));
@@ -150,7 +150,7 @@ export class Lane {
       const seat = this.take();
       if (!seat) return;
       const next = this.waiters.shift() as Waiter;
-      next.line.off('abort', next.onAbort);
+      next.line.forget(next.onAbort);
       next.resolve(seat);
     }
   }
