@@ -10,12 +10,14 @@
  * Before anything is timed, both are checked to open the gate for the same posts with the same
  * request (untimed: a post at a time, a barrier post at the end).
  *
- * Processes: the load (bench/event-load.ts), Node-RED, the floor; the simulated device runs in
- * this process, which only waits while a run goes on. Latency pairs the k-th relay request with
+ * Processes: the load (bench/event-load.ts; a second one with TOGETHER), Node-RED, the floor; the
+ * simulated devices (one for each, so that each one's relay requests are its own) run in this
+ * process, which only waits while a run goes on. Latency pairs the k-th relay request with
  * the k-th post sent (every post opens the gate once, and they go out in order).
  *
  * Environment: IPCAM_BENCH_GATE_SECONDS (per run, default 20), IPCAM_BENCH_GATE_REPS (default 3),
- * IPCAM_BENCH_GATE_RATES (default 10,100), IPCAM_BENCH_GATE_PROFILE=<dir> (Node-RED runs with --cpu-prof
+ * IPCAM_BENCH_GATE_RATES (default 10,100), IPCAM_BENCH_GATE_TOGETHER=1 (ours and the floor at the same
+ * time: see TOGETHER), IPCAM_BENCH_GATE_PROFILE=<dir> (Node-RED runs with --cpu-prof
  * into <dir>, the floor too; written when they stop).
  */
 import { mkdirSync } from 'node:fs';
@@ -36,6 +38,13 @@ const SECONDS = positiveEnv('IPCAM_BENCH_GATE_SECONDS', 20);
 const REPS = positiveEnv('IPCAM_BENCH_GATE_REPS', 3);
 const RATES = (process.env['IPCAM_BENCH_GATE_RATES'] ?? '10,100').split(',').map(Number);
 const PROFILE_DIR = process.env['IPCAM_BENCH_GATE_PROFILE'];
+/**
+ * Ours and the floor posted to at the same time, each by its own load process onto its own
+ * device, instead of in turn: both run under the same conditions, so the ratios of a shared,
+ * noisy machine swing far less between repetitions; each one's latency includes the other's load.
+ */
+const TOGETHER = process.env['IPCAM_BENCH_GATE_TOGETHER'] === '1';
+const BOTH = ['ours', 'floor'] as const;
 const ALLOWED: EventListType = 'whiteList';
 const OUTPUT = 1;
 const PULSE_MS = 500;
@@ -55,14 +64,17 @@ function positiveEnv(name: string, fallback: number): number {
 type Target = 'ours' | 'floor';
 
 interface Rig {
-  sim: Simulator;
-  /** Relay requests the device got since the last reset, in arrival order. */
-  relays: RecordedRequest[];
+  /** A simulated device for each: in a run of both at once, each gate's relay requests are its own. */
+  sims: Record<Target, Simulator>;
+  /** Relay requests each device got since the last reset, in arrival order. */
+  relays: Record<Target, RecordedRequest[]>;
   runtime: ChildRuntime;
   eventPort: number;
   floor: Child<GateFloorReply>;
   floorPort: number;
   load: Child<LoadReply>;
+  /** A second load, for runs of both at once (TOGETHER). */
+  load2: Child<LoadReply> | undefined;
 }
 
 interface GateFigures {
@@ -103,27 +115,31 @@ function plateTemplate(): { head: string; tail: string } {
 }
 
 async function startRig(): Promise<Rig> {
-  const relays: RecordedRequest[] = [];
-  const sim = await startSimulator({ username: USER, password: PASSWORD, auth: 'basic', onRequest: (r) => void (r.path === RELAY_PATH && relays.push(r)) });
+  const relays: Record<Target, RecordedRequest[]> = { ours: [], floor: [] };
+  const device = (target: Target): Promise<Simulator> => startSimulator({ username: USER, password: PASSWORD, auth: 'basic', onRequest: (r) => void (r.path === RELAY_PATH && relays[target].push(r)) });
+  const sims = { ours: await device('ours'), floor: await device('floor') };
   if (PROFILE_DIR) mkdirSync(PROFILE_DIR, { recursive: true });
   const runtime = new ChildRuntime({ nodeArgs: PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', PROFILE_DIR, '--cpu-prof-name', `gate-node-red.${process.pid}.cpuprofile`] : [] });
   await runtime.start();
   const eventPort = await freePort();
-  await runtime.deploy(gateFlow(eventPort, sim.port));
+  await runtime.deploy(gateFlow(eventPort, sims.ours.port));
   await waitForPort(eventPort);
   const relayTarget = buildCgiPath(RELAY_PATH, { action: `${OUTPUT}:/${PULSE_MS}\\` });
   const authorization = `Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString('base64')}`;
-  const floor = new Child<GateFloorReply>('gate floor', forkBench('gate-floor.js', PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', PROFILE_DIR, '--cpu-prof-name', `gate-floor.${process.pid}.cpuprofile`] : [], [sim.url, relayTarget, authorization, ALLOWED]));
+  const floor = new Child<GateFloorReply>('gate floor', forkBench('gate-floor.js', PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', PROFILE_DIR, '--cpu-prof-name', `gate-floor.${process.pid}.cpuprofile`] : [], [sims.floor.url, relayTarget, authorization, ALLOWED]));
   const { port: floorPort } = await floor.ask(undefined, 'listening');
   const load = new Child<LoadReply>('load process', forkBench('event-load.js'));
-  return { sim, relays, runtime, eventPort, floor, floorPort, load };
+  const load2 = TOGETHER ? new Child<LoadReply>('second load process', forkBench('event-load.js')) : undefined;
+  return { sims, relays, runtime, eventPort, floor, floorPort, load, load2 };
 }
 
 async function stopRig(rig: Rig): Promise<void> {
   await rig.load.stop({ type: 'exit' } satisfies LoadRequest);
   await rig.floor.stop('exit');
   await rig.runtime.stop();
-  await rig.sim.close();
+  await rig.load2?.stop({ type: 'exit' } satisfies LoadRequest);
+  await rig.sims.ours.close();
+  await rig.sims.floor.close();
 }
 
 async function waitUntil(what: string, check: () => boolean, limitMs = 30_000): Promise<void> {
@@ -150,7 +166,7 @@ async function sameGates(rig: Rig): Promise<void> {
   const allowed = lists.filter((l) => l === ALLOWED).length;
   const forms: Record<Target, string[]> = { ours: [], floor: [] };
   for (const target of ['ours', 'floor'] as const) {
-    rig.relays.length = 0;
+    rig.relays[target].length = 0;
     for (const [i, listType] of [...lists, ALLOWED].entries()) {
       const res = await fetch(`http://127.0.0.1:${portOf(rig, target)}/`, {
         method: 'POST',
@@ -161,10 +177,10 @@ async function sameGates(rig: Rig): Promise<void> {
       if (res.status !== 200) throw new Error(`gate check: ${target} answered post ${i} with ${res.status}`);
     }
     // The barrier is the last allowed post: once its relay came, every earlier post has been handled.
-    await waitUntil(`${target}: ${allowed + 1} relay requests`, () => rig.relays.length >= allowed + 1);
+    await waitUntil(`${target}: ${allowed + 1} relay requests`, () => rig.relays[target].length >= allowed + 1);
     await sleep(300);
-    if (rig.relays.length !== allowed + 1) throw new Error(`gate check: ${target} sent ${rig.relays.length} relay requests for ${allowed + 1} allowed plates`);
-    forms[target] = rig.relays.map(requestForm);
+    if (rig.relays[target].length !== allowed + 1) throw new Error(`gate check: ${target} sent ${rig.relays[target].length} relay requests for ${allowed + 1} allowed plates`);
+    forms[target] = rig.relays[target].map(requestForm);
   }
   const picks = await rig.floor.ask('picks', 'picks');
   const picked = picks.picks.slice(-lists.length - 1).map((p) => `${p.plate}:${p.list || 'unknown'}`);
@@ -174,29 +190,44 @@ async function sameGates(rig: Rig): Promise<void> {
   console.log(`check (untimed): ${lists.length + 1} posts of every list type; both opened the gate for the ${allowed + 1} on the allow list only, the floor picked the same plates, with the same request: ${forms.ours[0] ?? ''}`);
 }
 
-async function gateRun(rig: Rig, target: Target, rate: number, seconds: number, template: { head: string; tail: string }): Promise<GateFigures> {
-  const spec: RunSpec = {
-    host: '127.0.0.1',
-    port: portOf(rig, target),
-    path: '/',
-    contentType: eventContentType('ipc'),
-    ...template,
-    plateDigits: PLATE_DIGITS,
-    schedule: { mode: 'pool', rate, seconds, connections: CONNECTIONS },
-    keepOpen: false,
-    seed: 20_250_101,
-  };
-  const pid = target === 'ours' ? (rig.runtime.pid as number) : rig.floor.pid;
-  await rig.load.ask({ type: 'prepare', spec } satisfies LoadRequest, 'ready');
-  rig.relays.length = 0;
-  const cpuBefore = cpuUs(pid);
-  const { result } = await rig.load.ask({ type: 'go' } satisfies LoadRequest, 'result', seconds * 5000 + 60_000);
-  const posts = result.sent.length;
-  await waitUntil(`${target} at ${rate}/s: a relay request per post`, () => rig.relays.length >= posts);
-  const cpu = cpuUs(pid) - cpuBefore;
-  const sent = Float64Array.from(result.sent).sort();
-  const received = Float64Array.from(rig.relays.map((r) => r.monotonic)).sort();
-  return { gates: received.length, posts, latency: percentiles(received.map((t, i) => t - (sent[i] as number))), cpuPerGate: cpu / received.length };
+/**
+ * One run of each target given, on the same schedule: in turn (one target), or both at once, each
+ * with its own load process and device (TOGETHER: both then share whatever else the machine does).
+ */
+async function gateRuns(rig: Rig, targets: readonly Target[], rate: number, seconds: number, template: { head: string; tail: string }): Promise<Partial<Record<Target, GateFigures>>> {
+  const loads = targets.map((_, i) => (i === 0 ? rig.load : rig.load2));
+  for (const [i, target] of targets.entries()) {
+    const spec: RunSpec = {
+      host: '127.0.0.1',
+      port: portOf(rig, target),
+      path: '/',
+      contentType: eventContentType('ipc'),
+      ...template,
+      plateDigits: PLATE_DIGITS,
+      schedule: { mode: 'pool', rate, seconds, connections: CONNECTIONS },
+      keepOpen: false,
+      seed: 20_250_101,
+    };
+    const load = loads[i];
+    if (!load) throw new Error('gate bench: a second load process runs only with IPCAM_BENCH_GATE_TOGETHER=1');
+    await load.ask({ type: 'prepare', spec } satisfies LoadRequest, 'ready');
+    rig.relays[target].length = 0;
+  }
+  const pids = targets.map((target) => (target === 'ours' ? (rig.runtime.pid as number) : rig.floor.pid));
+  const cpuBefore = pids.map(cpuUs);
+  const results = await Promise.all(loads.map((load) => (load as Child<LoadReply>).ask({ type: 'go' } satisfies LoadRequest, 'result', seconds * 5000 + 60_000)));
+  const figures: Partial<Record<Target, GateFigures>> = {};
+  for (const [i, target] of targets.entries()) {
+    const { result } = results[i] as Extract<LoadReply, { type: 'result' }>;
+    const posts = result.sent.length;
+    const relays = rig.relays[target];
+    await waitUntil(`${target} at ${rate}/s: a relay request per post`, () => relays.length >= posts);
+    const cpu = cpuUs(pids[i] as number) - (cpuBefore[i] as number);
+    const sent = Float64Array.from(result.sent).sort();
+    const received = Float64Array.from(relays.map((r) => r.monotonic)).sort();
+    figures[target] = { gates: received.length, posts, latency: percentiles(received.map((t, k) => t - (sent[k] as number))), cpuPerGate: cpu / received.length };
+  }
+  return figures;
 }
 
 const load = (): string =>
@@ -212,16 +243,19 @@ export async function plateToGate(): Promise<void> {
   const template = plateTemplate();
   try {
     await sameGates(rig);
-    for (const target of ['ours', 'floor'] as const) await gateRun(rig, target, Math.max(...RATES), 3, template);
+    for (const targets of TOGETHER ? [BOTH] : [['ours'], ['floor']] as const) await gateRuns(rig, targets, Math.max(...RATES), 3, template);
     const byRate = new Map<number, Record<Target, GateFigures[]>>(RATES.map((r) => [r, { ours: [], floor: [] }]));
     for (let rep = 0; rep < REPS; rep++) {
       for (const rate of RATES) {
         const figures = byRate.get(rate) as Record<Target, GateFigures[]>;
-        for (const target of ['ours', 'floor'] as const) figures[target].push(await gateRun(rig, target, rate, SECONDS, template));
+        for (const targets of TOGETHER ? [BOTH] : [['ours'], ['floor']] as const) {
+          const run = await gateRuns(rig, targets, rate, SECONDS, template);
+          for (const target of targets) figures[target].push(run[target] as GateFigures);
+        }
       }
       console.log(`repetition ${rep + 1} of ${REPS} done, load average ${load()}`);
     }
-    console.log(`\nPost sent -> relay request received at the device (ms), CPU of the receiver per gate opened (us); median (min..max) over ${REPS} repetitions of ${SECONDS} s, ours and the floor in turn on the same schedule`);
+    console.log(`\nPost sent -> relay request received at the device (ms), CPU of the receiver per gate opened (us); median (min..max) over ${REPS} repetitions of ${SECONDS} s, ours and the floor ${TOGETHER ? 'at the same time, each on its own load and device' : 'in turn'} on the same schedule`);
     console.table(
       [...byRate].flatMap(([rate, f]) =>
         (['ours', 'floor'] as const).map((target) => ({
