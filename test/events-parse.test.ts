@@ -9,7 +9,7 @@ import { buildAlarmStatus, buildKeepAlive, buildPlateEvent, formatDataTime, type
 import { PLATE_JPEG, SNAPSHOT_JPEG } from '../lib/simulator/images';
 import type { XmlValue } from '../lib/xml/codec';
 import * as wellFormed from '../lib/xml/well-formed';
-import { CAPTURES, fastest } from './helpers';
+import { CAPTURES, fastest, prng } from './helpers';
 
 /** Real device posts (images replaced by placeholder text), kept beside the repository. */
 const SENDER = '10.20.30.40';
@@ -630,6 +630,57 @@ describe('device post parsing: the image cut finds the image elements the expres
       texts.push(text);
     }
     for (const text of texts) assert.deepStrictEqual(extractImages(text), extractImagesBefore(text), JSON.stringify(text.slice(0, 300)));
+  });
+});
+
+/** What a read gives: the posts, or the error's code and message. */
+function outcome(body: Buffer | string): unknown {
+  try {
+    return readDevicePost(body, SENDER, RECEIVED_AT);
+  } catch (err) {
+    return { code: (err as IpcamError).code, message: (err as Error).message };
+  }
+}
+
+describe('device post parsing: a body read from its bytes as from its text', () => {
+  it('byte order marks, declarations, text before the root, broken UTF-8 and blank posts: same posts or same error, over 5,000 generated bodies', () => {
+    const next = prng(20_261_127);
+    const pick = <T>(list: readonly T[]): T => list[Math.floor(next() * list.length)] as T;
+    const root = buildPlateEvent('ipc', { plate: 'ÄÖ 12', images: false }).replace(/^<\?xml[^>]*\?>\s*/, '');
+    const before: Buffer[] = [
+      Buffer.alloc(0),
+      Buffer.from([0xef, 0xbb, 0xbf]),
+      Buffer.from([0xef, 0xbb]),
+      Buffer.from('<?xml version="1.0" encoding="UTF-8"?>'),
+      Buffer.from('<?xml version="1.0"'),
+      Buffer.from('<?xm'),
+      Buffer.from('\r\n  \t'),
+      Buffer.from('\u00a0\u2028\ufeff'),
+      Buffer.from(SCENE_B64.slice(0, 40)),
+      Buffer.from([0xe2, 0x82]),
+      Buffer.from([0xc3]),
+      Buffer.from([0xff, 0xfe]),
+      Buffer.from([0xf0, 0x9f, 0x98]),
+      Buffer.from('?>'),
+      Buffer.from('é'),
+    ];
+    const after = [Buffer.from(root), Buffer.from(root.slice(0, 40)), Buffer.alloc(0), Buffer.from(' '), Buffer.from('<'), Buffer.from('<keepalive/>'), Buffer.from([0xe2, 0x3c]), Buffer.from('no element')];
+    let differentText = 0;
+    for (let i = 0; i < 5_000; i++) {
+      const parts: Buffer[] = [];
+      for (let j = Math.floor(next() * 4); j >= 0; j--) parts.push(pick(before));
+      parts.push(pick(after));
+      const body = Buffer.concat(parts);
+      const text = body.toString('utf8');
+      if (Buffer.compare(Buffer.from(text, 'utf8'), body) !== 0) differentText++;
+      assert.deepStrictEqual(outcome(body), outcome(text), JSON.stringify(text.slice(0, 200)));
+    }
+    // Both kinds were met: bodies that are not UTF-8, and bodies that are.
+    assert.ok(differentText > 500 && differentText < 4_500, String(differentText));
+    for (const file of ['ipc-v1x/lpr.xml', 'nvr-v2/vehicle-lpr.xml', 'ipc-v1x/keepalive.xml']) {
+      const body = readCapture(file);
+      assert.deepStrictEqual(outcome(body), outcome(body.toString('utf8')), file);
+    }
   });
 });
 
