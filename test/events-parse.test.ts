@@ -391,6 +391,19 @@ describe('device post parsing: simulator documents', () => {
     }
   });
 
+  it('pictures: a post naming no image element has none; an image element left in the XML (a closing tag with a space) is read from the XML as before', () => {
+    const plain = only(parseDevicePost(buildPlateEvent('ipc', { plate: 'NOIMG', images: false }), SENDER, RECEIVED_AT)) as PlateDetection;
+    assert.deepEqual(plain.images, {});
+    // 'Base64Data' in a text only: no element of that name, no picture.
+    const mention = buildPlateEvent('ipc', { plate: 'MENTION', images: false }).replace('<plateNumber', '<note>targetBase64Data</note><plateNumber');
+    assert.deepEqual((only(parseDevicePost(mention, SENDER, RECEIVED_AT)) as PlateDetection).images, {});
+    // `</targetBase64Data >` is a closing tag XML allows that the image cut does not look for: the
+    // element stays in the XML and its text is the picture, as the cut would have given it.
+    const spaced = buildPlateEvent('ipc', { plate: 'SPACED', images: false }).replace('</plateNumber>', `</plateNumber><targetImageData><targetBase64Data>${PLATE_B64}</targetBase64Data ></targetImageData>`);
+    assert.equal(extractImages(spaced).blobs.length, 0);
+    assert.equal((only(parseDevicePost(spaced, SENDER, RECEIVED_AT)) as PlateDetection).images.plate, PLATE_B64);
+  });
+
   it('an empty, self-closed image element does not swallow the elements after it', () => {
     const doc =
       '<config version="1.7" xmlns="http://www.ipc.com/ver10"><smartType>VEHICLE</smartType><listInfo type="list" count="2">' +
@@ -508,6 +521,19 @@ describe('device post parsing: bounded work', () => {
     expectTooComplex(() => parseDevicePost(references, SENDER, RECEIVED_AT), /references/);
     // Image data does not count: a post with a real picture is far below the bound.
     assert.equal(parseDevicePost(buildPlateEvent('ipc', { plate: 'IMG1' }), SENDER, RECEIVED_AT).length, 1);
+  });
+
+  it('maxNodes holds for a post whose XML is little longer than the bound: refused at one below its count, read at its count and above', () => {
+    // 6 nodes (config, version, smartType, a, x, &amp;) in 76 characters: only a bound below the
+    // length makes the count be taken, a bound at or above it cannot be passed.
+    const doc = '<config version="1.7"><smartType>PEA</smartType><a x="1">&amp;</a></config>';
+    for (const maxNodes of [5, 3, 1]) expectTooComplex(() => readDevicePost(doc, SENDER, RECEIVED_AT, { maxNodes }), new RegExp(`more than ${maxNodes} elements`));
+    for (const maxNodes of [6, 7, 75, doc.length, doc.length + 1]) assert.equal(readDevicePost(doc, SENDER, RECEIVED_AT, { maxNodes }).posts[0]?.kind, 'event', String(maxNodes));
+    // Marks only, one character each: the count equals the length.
+    const dense = `<config version="1.7"><smartType>PEA</smartType><a>${'&#1;'.repeat(10)}</a></config>`;
+    const count = 3 + 1 + 10;
+    expectTooComplex(() => readDevicePost(dense, SENDER, RECEIVED_AT, { maxNodes: count - 1 }), /references/);
+    assert.equal(readDevicePost(dense, SENDER, RECEIVED_AT, { maxNodes: count }).posts.length, 1);
   });
 
   it('the XML besides the images is capped (maxMarkup); image data of any size is not part of it', () => {
