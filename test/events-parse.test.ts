@@ -9,7 +9,7 @@ import { buildAlarmStatus, buildKeepAlive, buildPlateEvent, formatDataTime, type
 import { PLATE_JPEG, SNAPSHOT_JPEG } from '../lib/simulator/images';
 import type { XmlValue } from '../lib/xml/codec';
 import * as wellFormed from '../lib/xml/well-formed';
-import { CAPTURES } from './helpers';
+import { CAPTURES, prng } from './helpers';
 import { cameraPlates, endlessImageTags, UNBOUNDED } from './hostile-xml';
 
 /** Real device posts (images replaced by placeholder text), kept beside the repository. */
@@ -392,6 +392,19 @@ describe('device post parsing: simulator documents', () => {
     }
   });
 
+  it('pictures: a post naming no image element has none; an image element left in the XML (a closing tag with a space) is read from the XML as before', () => {
+    const plain = only(parseDevicePost(buildPlateEvent('ipc', { plate: 'NOIMG', images: false }), SENDER, RECEIVED_AT)) as PlateDetection;
+    assert.deepEqual(plain.images, {});
+    // 'Base64Data' in a text only: no element of that name, no picture.
+    const mention = buildPlateEvent('ipc', { plate: 'MENTION', images: false }).replace('<plateNumber', '<note>targetBase64Data</note><plateNumber');
+    assert.deepEqual((only(parseDevicePost(mention, SENDER, RECEIVED_AT)) as PlateDetection).images, {});
+    // `</targetBase64Data >` is a closing tag XML allows that the image cut does not look for: the
+    // element stays in the XML and its text is the picture, as the cut would have given it.
+    const spaced = buildPlateEvent('ipc', { plate: 'SPACED', images: false }).replace('</plateNumber>', `</plateNumber><targetImageData><targetBase64Data>${PLATE_B64}</targetBase64Data ></targetImageData>`);
+    assert.equal(extractImages(spaced).blobs.length, 0);
+    assert.equal((only(parseDevicePost(spaced, SENDER, RECEIVED_AT)) as PlateDetection).images.plate, PLATE_B64);
+  });
+
   it('an empty, self-closed image element does not swallow the elements after it', () => {
     const doc =
       '<config version="1.7" xmlns="http://www.ipc.com/ver10"><smartType>VEHICLE</smartType><listInfo type="list" count="2">' +
@@ -492,6 +505,19 @@ describe('device post parsing: bounded work', () => {
     expectTooComplex(() => parseDevicePost(references, SENDER, RECEIVED_AT), /references/);
     // Image data does not count: a post with a real picture is far below the bound.
     assert.equal(parseDevicePost(buildPlateEvent('ipc', { plate: 'IMG1' }), SENDER, RECEIVED_AT).length, 1);
+  });
+
+  it('maxNodes holds for a post whose XML is little longer than the bound: refused at one below its count, read at its count and above', () => {
+    // 6 nodes (config, version, smartType, a, x, &amp;) in 76 characters: only a bound below the
+    // length makes the count be taken, a bound at or above it cannot be passed.
+    const doc = '<config version="1.7"><smartType>PEA</smartType><a x="1">&amp;</a></config>';
+    for (const maxNodes of [5, 3, 1]) expectTooComplex(() => readDevicePost(doc, SENDER, RECEIVED_AT, { maxNodes }), new RegExp(`more than ${maxNodes} elements`));
+    for (const maxNodes of [6, 7, 75, doc.length, doc.length + 1]) assert.equal(readDevicePost(doc, SENDER, RECEIVED_AT, { maxNodes }).posts[0]?.kind, 'event', String(maxNodes));
+    // Marks only, one character each: the count equals the length.
+    const dense = `<config version="1.7"><smartType>PEA</smartType><a>${'&#1;'.repeat(10)}</a></config>`;
+    const count = 3 + 1 + 10;
+    expectTooComplex(() => readDevicePost(dense, SENDER, RECEIVED_AT, { maxNodes: count - 1 }), /references/);
+    assert.equal(readDevicePost(dense, SENDER, RECEIVED_AT, { maxNodes: count }).posts.length, 1);
   });
 
   it('the XML besides the images is capped (maxMarkup); image data of any size is not part of it', () => {
@@ -608,6 +634,57 @@ describe('device post parsing: the image cut finds the image elements the expres
       texts.push(text);
     }
     for (const text of texts) assert.deepStrictEqual(extractImages(text), extractImagesBefore(text), JSON.stringify(text.slice(0, 300)));
+  });
+});
+
+/** What a read gives: the posts, or the error's code and message. */
+function outcome(body: Buffer | string): unknown {
+  try {
+    return readDevicePost(body, SENDER, RECEIVED_AT);
+  } catch (err) {
+    return { code: (err as IpcamError).code, message: (err as Error).message };
+  }
+}
+
+describe('device post parsing: a body read from its bytes as from its text', () => {
+  it('byte order marks, declarations, text before the root, broken UTF-8 and blank posts: same posts or same error, over 5,000 generated bodies', () => {
+    const next = prng(20_261_127);
+    const pick = <T>(list: readonly T[]): T => list[Math.floor(next() * list.length)] as T;
+    const root = buildPlateEvent('ipc', { plate: 'ÄÖ 12', images: false }).replace(/^<\?xml[^>]*\?>\s*/, '');
+    const before: Buffer[] = [
+      Buffer.alloc(0),
+      Buffer.from([0xef, 0xbb, 0xbf]),
+      Buffer.from([0xef, 0xbb]),
+      Buffer.from('<?xml version="1.0" encoding="UTF-8"?>'),
+      Buffer.from('<?xml version="1.0"'),
+      Buffer.from('<?xm'),
+      Buffer.from('\r\n  \t'),
+      Buffer.from('\u00a0\u2028\ufeff'),
+      Buffer.from(SCENE_B64.slice(0, 40)),
+      Buffer.from([0xe2, 0x82]),
+      Buffer.from([0xc3]),
+      Buffer.from([0xff, 0xfe]),
+      Buffer.from([0xf0, 0x9f, 0x98]),
+      Buffer.from('?>'),
+      Buffer.from('é'),
+    ];
+    const after = [Buffer.from(root), Buffer.from(root.slice(0, 40)), Buffer.alloc(0), Buffer.from(' '), Buffer.from('<'), Buffer.from('<keepalive/>'), Buffer.from([0xe2, 0x3c]), Buffer.from('no element')];
+    let differentText = 0;
+    for (let i = 0; i < 5_000; i++) {
+      const parts: Buffer[] = [];
+      for (let j = Math.floor(next() * 4); j >= 0; j--) parts.push(pick(before));
+      parts.push(pick(after));
+      const body = Buffer.concat(parts);
+      const text = body.toString('utf8');
+      if (Buffer.compare(Buffer.from(text, 'utf8'), body) !== 0) differentText++;
+      assert.deepStrictEqual(outcome(body), outcome(text), JSON.stringify(text.slice(0, 200)));
+    }
+    // Both kinds were met: bodies that are not UTF-8, and bodies that are.
+    assert.ok(differentText > 500 && differentText < 4_500, String(differentText));
+    for (const file of ['ipc-v1x/lpr.xml', 'nvr-v2/vehicle-lpr.xml', 'ipc-v1x/keepalive.xml']) {
+      const body = readCapture(file);
+      assert.deepStrictEqual(outcome(body), outcome(body.toString('utf8')), file);
+    }
   });
 });
 

@@ -121,22 +121,28 @@ export function parseDevicePost(body: Buffer | string, senderIp: string, receive
 export function readDevicePost(body: Buffer | string, senderIp: string, receivedAt = Date.now(), limits: Partial<ParseLimits> = {}): ReadPost {
   const bounds: ParseLimits = { ...PARSE_LIMITS, ...limits };
   if (isTrackingPost(body)) return { posts: [], ignoredItems: 0 };
-  const text = typeof body === 'string' ? body : body.toString('utf8');
+  const text = rootText(body);
   // Cameras on the newer push (httpPostV2) keep alive with an empty POST: it names no one, so the sender is its address.
-  if (/^\s*$/.test(text)) return { posts: [{ kind: 'keepalive', device: { ip: senderIp }, time: isoTime(receivedAt) }], ignoredItems: 0 };
-  const { xmlText, blobs } = extractImages(stripPreamble(text), bounds.maxMarkup);
+  if (text === undefined) return { posts: [{ kind: 'keepalive', device: { ip: senderIp }, time: isoTime(receivedAt) }], ignoredItems: 0 };
+  const { xmlText, blobs } = extractImages(text, bounds.maxMarkup);
   checkSize(xmlText, bounds);
   const root = parseXml(xmlText, { maxElements: bounds.maxNodes });
   const device = deviceOf(root, senderIp);
   const time = timeOf(root, receivedAt);
-  const blob = (el: XmlElement | undefined): string | undefined => {
-    const text = el?.text;
-    if (text === undefined || !text.startsWith(BLOB_MARK)) return text === '' ? undefined : text;
-    return blobs[Number(text.slice(BLOB_MARK.length))];
-  };
+  // A post whose XML names no image element (no picture was cut out, and 'Base64Data' is nowhere in
+  // what is left) has none to look for: its tree is not walked for one per plate and per scene.
+  const picture: PictureReader =
+    blobs.length > 0 || xmlText.includes(IMAGE_SUFFIX)
+      ? (scope, name) => {
+          const text = find(scope, name)?.text;
+          if (text === undefined || !text.startsWith(BLOB_MARK)) return text === '' ? undefined : text;
+          return blobs[Number(text.slice(BLOB_MARK.length))];
+        }
+      : noPicture;
   const one = (post: DevicePost): ReadPost => ({ posts: [post], ignoredItems: 0 });
 
-  const messageType = textOf(root, 'messageType');
+  const messageElement = child(root, 'messageType');
+  const messageType = messageElement?.text;
   if (root.name.toLowerCase() === 'deviceinfo' || messageType?.trim().toLowerCase() === 'keepalive') {
     return one({ kind: 'keepalive', device, time });
   }
@@ -149,14 +155,14 @@ export function readDevicePost(body: Buffer | string, senderIp: string, received
   // Field notes: smartType in any case (VEHICE, VEHICLE, vehicle). A 2.x post without messageType
   // is the camera layout; in the new envelope (2.x with messageType) a vehicle is a plate only
   // with licensePlateListInfo: a capitalised VEHICLE there without it is another event.
-  const newEnvelope = /^\s*2\./.test(root.attrs['version'] ?? '') && child(root, 'messageType') !== undefined;
+  const newEnvelope = messageElement !== undefined && /^\s*2\./.test(root.attrs['version'] ?? '');
   if (/^vehic(l)?e$/i.test(smartType.trim()) && (recorderLayout || !newEnvelope)) {
-    const { plates, ignored } = recorderLayout ? recorderPlates(root, blob, bounds.maxItems) : cameraPlates(root, blob, bounds.maxItems);
+    const { plates, ignored } = recorderLayout ? recorderPlates(root, picture, bounds.maxItems) : cameraPlates(root, picture, bounds.maxItems);
     const posts = plates.map((p): DevicePost => ({ kind: 'plate', ...p, time, device, ...(p.channel === undefined && channel !== undefined && { channel }) }));
     return { posts, ignoredItems: ignored };
   }
-  if (smartType === '' && !child(root, 'messageType')) throw new IpcamError('EPARSE', `Unknown post: root <${root.name.slice(0, 64)}> without smartType or messageType`);
-  return one({ kind: 'event', type: smartType || (textOf(root, 'messageType') as string), time, ...(channel !== undefined && { channel }), device, data: eventData(toTyped(root)) });
+  if (smartType === '' && !messageElement) throw new IpcamError('EPARSE', `Unknown post: root <${root.name.slice(0, 64)}> without smartType or messageType`);
+  return one({ kind: 'event', type: smartType || (messageType as string), time, ...(channel !== undefined && { channel }), device, data: eventData(toTyped(root)) });
 }
 
 /**
@@ -187,6 +193,9 @@ function hasTag(body: Buffer | string, name: string): boolean {
  */
 function checkSize(xmlText: string, limits: ParseLimits): void {
   checkMarkup(xmlText.length, limits.maxMarkup);
+  // Each mark counted is a character of its own: a text no longer than the bound cannot pass it
+  // (a plate post's XML is a few thousand characters, the bound 10,000), and is not searched.
+  if (xmlText.length <= limits.maxNodes) return;
   let nodes = 0;
   for (const mark of ['<', '=', '&']) {
     for (let at = xmlText.indexOf(mark); at >= 0; at = xmlText.indexOf(mark, at + 1)) {
@@ -201,7 +210,12 @@ function checkMarkup(length: number, maxMarkup: number): void {
 }
 
 type PlateFields = Omit<PlateDetection, 'kind' | 'time' | 'device'>;
-type BlobReader = (el: XmlElement | undefined) => string | undefined;
+/** The picture in the first element of that name under `scope` (depth first), if any. */
+type PictureReader = (scope: XmlElement | undefined, name: string) => string | undefined;
+
+function noPicture(): undefined {
+  return undefined;
+}
 interface Plates {
   plates: PlateFields[];
   ignored: number;
@@ -222,36 +236,35 @@ function plateItems(entries: XmlElement[], hasPlate: (item: XmlElement) => boole
 /**
  * Camera format: `listInfo/item/plateNumber`; the first item is often an overview without plate.
  * A field an item lacks (`carAttr`, `PlateConfidence`) is taken from the rest of the document
- * (overview item included), found once: another plate's fields are never borrowed.
+ * (overview item included), found once: another plate's fields are never borrowed. That walk of
+ * the rest of the document is made only when an item lacks one (a post whose items carry both,
+ * the common case, is never walked again), and the overview is looked for only without a scene.
  */
-function cameraPlates(root: XmlElement, blob: BlobReader, maxItems: number): Plates {
-  const scene = blob(find(root, 'sourceBase64Data'));
+function cameraPlates(root: XmlElement, picture: PictureReader, maxItems: number): Plates {
   const entries = items(child(root, 'listInfo'));
-  const overview = entries.find((item) => !textOf(item, 'plateNumber'));
-  const overviewImage = blob(find(overview, 'targetBase64Data'));
+  const scene = picture(root, 'sourceBase64Data') ?? picture(entries.find((item) => !textOf(item, 'plateNumber')), 'targetBase64Data');
   const withPlate = (item: XmlElement): boolean => Boolean(textOf(item, 'plateNumber'));
   const { kept, ignored } = plateItems(entries, withPlate, maxItems);
-  const skip = new Set(entries.filter(withPlate));
-  const shared = findOutside(root, ['carAttr', 'PlateConfidence'], skip);
-  const plates = kept.map((item) => {
-    const carAttr = find(item, 'carAttr') ?? shared.get('carAttr');
-    return plateFields({
+  let shared: Map<string, XmlElement> | undefined;
+  const outside = (name: string): XmlElement | undefined => (shared ??= findOutside(root, ['carAttr', 'PlateConfidence'], new Set(entries.filter(withPlate)))).get(name);
+  const plates = kept.map((item) =>
+    plateFields({
       plate: textOf(item, 'plateNumber') as string,
       list: textOf(item, 'vehicleListType'),
       direction: textOf(item, 'vehicleDirect') ?? textOf(root, 'vehicleDirect'),
-      confidence: find(item, 'PlateConfidence') ?? shared.get('PlateConfidence'),
+      confidence: find(item, 'PlateConfidence') ?? outside('PlateConfidence'),
       channel: textOf(item, 'channelId') ?? textOf(root, 'channelId'),
-      vehicle: carAttr,
-      plateImage: blob(find(item, 'targetBase64Data')),
-      scene: scene ?? overviewImage,
-    });
-  });
+      vehicle: find(item, 'carAttr') ?? outside('carAttr'),
+      plateImage: picture(item, 'targetBase64Data'),
+      scene,
+    }),
+  );
   return { plates, ignored };
 }
 
 /** Recorder format: `licensePlateListInfo/item/licensePlateAttribute/licensePlateNumber`. */
-function recorderPlates(root: XmlElement, blob: BlobReader, maxItems: number): Plates {
-  const scene = blob(find(root, 'sourceBase64Data'));
+function recorderPlates(root: XmlElement, picture: PictureReader, maxItems: number): Plates {
+  const scene = picture(root, 'sourceBase64Data');
   const { kept, ignored } = plateItems(items(child(root, 'licensePlateListInfo')), (item) => Boolean(find(item, 'licensePlateNumber')?.text), maxItems);
   const plates = kept.map((item) =>
     plateFields({
@@ -264,7 +277,7 @@ function recorderPlates(root: XmlElement, blob: BlobReader, maxItems: number): P
       confidence: find(item, 'PlateConfidence') ?? find(item, 'confidence'),
       channel: undefined,
       vehicle: child(item, 'carAttribute'),
-      plateImage: blob(find(item, 'targetBase64Data')),
+      plateImage: picture(item, 'targetBase64Data'),
       scene,
     }),
   );
@@ -476,18 +489,43 @@ function findOutside(root: XmlElement, names: string[], skip: Set<XmlElement>): 
   return found;
 }
 
-/** Some cameras put raw base64 between the XML declaration and the root: skip to the root. */
-function stripPreamble(text: string): string {
-  let start = text.charCodeAt(0) === 0xfeff ? 1 : 0;
-  if (text.startsWith('<?xml', start)) {
-    const end = text.indexOf('?>', start);
+/**
+ * The post from its root element on: some cameras put raw base64 between the XML declaration and
+ * the root. Undefined for a blank post (white space only), EPARSE for one without an element.
+ *
+ * A body's bytes are decoded from the root on, not decoded whole and then sliced: the root is
+ * found among the bytes ('<', '?>' and the declaration are ASCII, which UTF-8 never uses inside
+ * another character, so they stand where they stand in the text), and what is decoded is a
+ * string of its own. A slice of a longer string is read through its parent at every character,
+ * and the well-formedness scan and the parser read every character of a post (parseXml took
+ * 3% longer over a slice).
+ */
+function rootText(body: Buffer | string): string | undefined {
+  const bytes = typeof body !== 'string';
+  let start = bytes ? (body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf ? 3 : 0) : body.charCodeAt(0) === 0xfeff ? 1 : 0;
+  if (declarationAt(body, start)) {
+    const end = body.indexOf('?>', start);
     if (end < 0) throw new IpcamError('EPARSE', 'Unterminated XML declaration');
     start = end + 2;
   }
   // Skip anything up to the first element (or comment) start.
-  const root = text.indexOf('<', start);
-  if (root < 0) throw new IpcamError('EPARSE', 'The post holds no XML element');
-  return text.slice(root);
+  const root = body.indexOf('<', start);
+  if (root < 0) {
+    // Only a post without '<' can be blank: the whole of it is decoded for that check alone.
+    if (/^\s*$/.test(bytes ? body.toString('utf8') : body)) return undefined;
+    throw new IpcamError('EPARSE', 'The post holds no XML element');
+  }
+  return bytes ? body.toString('utf8', root) : body.slice(root);
+}
+
+const DECLARATION = '<?xml';
+
+/** Whether `<?xml` stands at `start`, in the text or its bytes. */
+function declarationAt(body: Buffer | string, start: number): boolean {
+  if (typeof body === 'string') return body.startsWith(DECLARATION, start);
+  if (body.length < start + DECLARATION.length) return false;
+  for (let i = 0; i < DECLARATION.length; i++) if (body[start + i] !== DECLARATION.charCodeAt(i)) return false;
+  return true;
 }
 
 const IMAGE_SUFFIX = 'Base64Data';

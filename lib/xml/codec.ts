@@ -57,6 +57,11 @@ export const XML_PARSER_OPTIONS = Object.freeze({
 });
 
 const parser = new XMLParser(XML_PARSER_OPTIONS);
+/**
+ * The same parser for a text without any `&`: it holds no reference, so the decoder would be
+ * called for every text and attribute value (~50 in a plate post) to give each back unchanged.
+ */
+const parserWithoutReferences = new XMLParser({ ...XML_PARSER_OPTIONS, processEntities: false });
 
 const builder = new XMLBuilder({
   preserveOrder: true,
@@ -90,7 +95,7 @@ export function parseXml(input: string | Buffer, opts: ParseOptions = {}): XmlEl
   const text = checkWellFormed(documentText(input), opts.maxElements);
   let nodes: OrderedNode[];
   try {
-    nodes = parser.parse(text) as OrderedNode[];
+    nodes = (text.includes('&') ? parser : parserWithoutReferences).parse(text) as OrderedNode[];
   } catch {
     // Its messages quote the answer.
     throw new IpcamError('EPARSE', 'The answer is not well-formed XML');
@@ -148,7 +153,9 @@ function toElement(node: OrderedNode, name: string): XmlElement {
 
 /** First child element of that name. */
 export function child(el: XmlElement | undefined, name: string): XmlElement | undefined {
-  return el?.children.find((c) => c.name === name);
+  if (!el) return undefined;
+  for (const c of el.children) if (c.name === name) return c;
+  return undefined;
 }
 
 /** Follows a path of child names, e.g. `path(root, 'vehicle', 'dedupMode')`. */
