@@ -7,6 +7,7 @@
  * success. Text answers are decoded here, by their declared charset.
  */
 import { cgiFailure, withoutMissingGroups } from './cgi/codec';
+import { withSecrets } from './echo';
 import { IpcamError } from './errors';
 import type { DeviceClient, DeviceStream, RequestOptions, StreamOptions } from './transport/client';
 import { xmlCall, type XmlCall } from './xml/call';
@@ -124,7 +125,7 @@ function refusalOf(status: number, contentType: string, head: Buffer, ctx: Answe
  */
 export async function cgiExchange(client: DeviceClient, opts: RequestOptions, ctx: AnswerContext): Promise<CgiAnswer> {
   const res = await client.request(opts);
-  const secrets = ctx.secrets === undefined || ctx.secrets.length === 0 ? client.secrets : [...client.secrets, ...ctx.secrets];
+  const secrets = withSecrets(client.secrets, ctx.secrets);
   const refusal = refusalOf(res.status, res.contentType, res.body, ctx, secrets);
   if (refusal) throw refusal;
   return cgiAnswer(res.status, res.contentType, res.headers, res.body, secrets);

@@ -71,6 +71,14 @@ export function secretMatcher(secrets: readonly string[]): SecretMatcher {
 }
 
 /**
+ * The secrets of a call: `base` and what `more` adds. `base` itself when nothing is added: asked
+ * for every request, most of which add none.
+ */
+export function withSecrets(base: readonly string[], more: readonly string[] | undefined): readonly string[] {
+  return more === undefined || more.length === 0 ? base : [...base, ...more];
+}
+
+/**
  * Whether `text` holds any part of a secret (in any case): a piece of `SECRET_PIECE` or more
  * characters of one, or the whole of a shorter one. The one rule for a device's words.
  */

@@ -87,14 +87,14 @@ export function handleInput(
     inFlight.add(running);
     void running.finally(() => {
       inFlight.delete(running);
-      if (inFlight.size === 0) requesting.idle();
+      if (inFlight.size === 0) requesting.clear();
     });
   });
 
   node.on('close', (_removed, done) => {
     closing = true;
     stopWatching?.();
-    requesting.close();
+    requesting.clear();
     aborter?.abort();
     // The device closes its client once these aborted requests have settled; a device reached
     // through msg.device is released by each request as it settles.
@@ -141,12 +141,8 @@ class RequestingStatus {
     }, REQUESTING_AFTER_MS);
   }
 
-  /** No request is in flight any more. */
-  idle(): void {
-    this.close();
-  }
-
-  close(): void {
+  /** No request is in flight any more, or the node closes. */
+  clear(): void {
     clearTimeout(this.timer);
     this.timer = undefined;
   }

@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { cgiExchange, xmlExchange, type AnswerContext, type CgiAnswer } from '../answer';
 import { buildCgiPath } from '../cgi/codec';
 import { IpcamError, inputError } from '../errors';
-import { echo } from '../echo';
+import { echo, withSecrets } from '../echo';
 import { didYouMean } from '../suggest';
 import { secretValues } from '../params';
 import type { DeviceClient, RequestOptions } from '../transport/client';
@@ -65,7 +65,7 @@ class RunContext implements OpContext {
     if (request.onUpload) opts.onUpload = request.onUpload;
     if (request.control) opts.control = true;
     if (request.allowHttpError) opts.allowHttpError = true;
-    const ctx: AnswerContext = { what: request.what ?? `request ${request.path}`, names: request.names ?? [], secrets: this.secretsOf(request) };
+    const ctx: AnswerContext = { what: request.what ?? `request ${request.path}`, names: request.names ?? [], secrets: withSecrets(this.carried, request.secrets) };
     if (request.content) ctx.content = true;
     if (request.groups) ctx.groups = true;
     return cgiExchange(this.client, opts, ctx);
@@ -80,7 +80,7 @@ class RunContext implements OpContext {
       ...(request.control && { control: true }),
       ...(request.maxBytes !== undefined && { maxBytes: request.maxBytes }),
       ...(request.maxElements !== undefined && { maxElements: request.maxElements }),
-      secrets: this.secretsOf(request),
+      secrets: withSecrets(this.carried, request.secrets),
     });
   }
 
@@ -93,11 +93,6 @@ class RunContext implements OpContext {
     await sleep(ms, undefined, signal ? { signal } : undefined).catch(() => {
       throw new IpcamError('ECONN', 'The operation was stopped');
     });
-  }
-
-  /** The call's secrets and the request's own. */
-  private secretsOf(request: OpRequest): readonly string[] {
-    return request.secrets === undefined || request.secrets.length === 0 ? this.carried : [...this.carried, ...request.secrets];
   }
 }
 
@@ -116,8 +111,7 @@ export function sendXml(client: DeviceClient, request: OpRequest, signal?: Abort
  */
 export function runOperation(client: DeviceClient, operation: Operation, input: unknown, options: RunOptions = {}): Promise<OpResult> {
   const own = secretValues(operation.params, input);
-  const secrets = own.length === 0 ? (options.secrets ?? []) : [...(options.secrets ?? []), ...own];
-  return operation.invoke(new RunContext(client, options.signal, secrets, options.onProgress), input);
+  return operation.invoke(contextFor(client, own.length === 0 ? options : { ...options, secrets: withSecrets(options.secrets ?? [], own) }), input);
 }
 
 /** What each class does, for the error that refuses it from a message. */

@@ -1,3 +1,4 @@
+import { withSecrets } from '../echo';
 import { IpcamError } from '../errors';
 import type { DeviceClient } from '../transport/client';
 import { parseXml, type XmlElement } from './codec';
@@ -50,7 +51,7 @@ export async function xmlCall(client: DeviceClient, call: XmlCall): Promise<XmlE
     if (!ok) throw new IpcamError('EHTTP', `The device answered HTTP ${res.status} to ${call.path}`, { status: res.status });
     throw err;
   }
-  const failure = failureOf(root, { status: res.status, secrets: [...client.secrets, ...(call.secrets ?? [])] });
+  const failure = failureOf(root, { status: res.status, secrets: withSecrets(client.secrets, call.secrets) });
   if (failure) throw failure;
   if (!ok) throw new IpcamError('EHTTP', `The device answered HTTP ${res.status} to ${call.path}`, { status: res.status });
   return root;
