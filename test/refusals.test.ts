@@ -11,7 +11,7 @@ import { once } from 'node:events';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { charsetOf, decodeText, openStreamChecked } from '../lib/answer';
+import { charsetOf, decodeText, isText, openStreamChecked } from '../lib/answer';
 import { startSimulator, type Simulator } from '../lib/simulator';
 import { StreamSupervisor, type StreamState } from '../lib/stream/supervisor';
 import { DeviceClient } from '../lib/transport/client';
@@ -359,6 +359,18 @@ describe('refused commands and parameter answers (issue 23 items 1 and 4)', func
         await waitFor('the socket closed', () => sockets.size === 0);
       } finally {
         await client.close();
+      }
+    });
+  });
+
+  describe('which answers are read for an error line', function () {
+    it('a blank or text/* media type in any case and spacing; pictures, XML, streams and look-alikes are not', function () {
+      // Firmware answers a refused command 200 "# Error:" as text/plain, or with no type at all.
+      for (const type of ['', '   ', 'text/plain', 'TEXT/PLAIN', 'Text/Html; charset=ISO-8859-1', ' text/plain', '\ttext/plain;charset=utf-8', '\u00a0text/plain', ';charset=utf-8', ' ; charset=utf-8']) {
+        assert.equal(isText(type), true, JSON.stringify(type));
+      }
+      for (const type of ['image/jpeg', 'application/xml', 'multipart/x-mixed-replace; boundary=--myboundary', 'application/octet-stream', 'text', 'texts/plain', 'xtext/plain', 'application/json; text/plain']) {
+        assert.equal(isText(type), false, JSON.stringify(type));
       }
     });
   });
