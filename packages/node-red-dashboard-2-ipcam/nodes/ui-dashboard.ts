@@ -9,7 +9,7 @@
  * used: it binds only connections opened after the widget registered, and a client that
  * reconnects during a redeploy would be left unheard.
  */
-import type { Node, NodeAPI, NodeDef, NodeMessage, SendFn } from './red';
+import type { Node, NodeAPI, NodeDef, NodeMessage, SendFn } from 'node-red-contrib-ipcam/dist/nodes/red';
 
 /** Where the server answers one widget: `ipcam-ui:<widget id>`. */
 export const serverEvent = (id: string): string => `ipcam-ui:${id}`;
