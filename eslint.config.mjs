@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.demo/**', 'resources/rules.js', 'resources/*.umd.js'] },
+  { ignores: ['dist/**', 'node_modules/**', '.demo/**', 'resources/rules.js', 'resources/*.umd.js', 'packages/*/dist/**', 'packages/*/resources/*.umd.js'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -26,11 +26,11 @@ export default tseslint.config(
     rules: { 'no-control-regex': 'off' },
   },
   {
-    files: ['scripts/**/*.mjs'],
+    files: ['scripts/**/*.mjs', 'packages/*/scripts/**/*.mjs'],
     languageOptions: { sourceType: 'module', globals: { process: 'readonly', console: 'readonly' } },
   },
   {
-    files: ['scripts/**/*.js', '.mocharc.js'],
+    files: ['scripts/**/*.js', 'packages/*/scripts/**/*.js', '.mocharc.js'],
     languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', module: 'writable', process: 'readonly', __dirname: 'readonly', console: 'readonly' } },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },

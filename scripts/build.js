@@ -3,6 +3,7 @@
 const { execFileSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
+const { withDialogParts, withHelpParts } = require('./editor-parts');
 
 const root = path.resolve(__dirname, '..');
 const out = path.join(root, 'dist');
@@ -23,12 +24,7 @@ const nodesOut = path.join(out, 'nodes');
 // fails the build.
 for (const file of fs.readdirSync(path.join(root, 'nodes'))) {
   if (!file.endsWith('.html')) continue;
-  const text = fs.readFileSync(path.join(root, 'nodes', file), 'utf8').replace(/^[ \t]*<!-- IPCAM-PART: ([a-z0-9-]+) -->[ \t]*\n/gm, (_, part) => {
-    const partFile = path.join(root, 'docs', 'dialog', `${part}.html`);
-    if (!fs.existsSync(partFile)) throw new Error(`nodes/${file} asks for dialog part "${part}": there is no docs/dialog/${part}.html`);
-    return fs.readFileSync(partFile, 'utf8');
-  });
-  if (text.includes('<!-- IPCAM-PART')) throw new Error(`nodes/${file}: a dialog part placeholder is not on a line of its own`);
+  const text = withDialogParts(fs.readFileSync(path.join(root, 'nodes', file), 'utf8'), `nodes/${file}`);
   fs.writeFileSync(path.join(nodesOut, file), text);
 }
 for (const dir of ['locales', 'icons']) {
@@ -42,18 +38,12 @@ console.log('build: node dialogs, help (locales/) and icons placed beside the co
 // node takes), put where a help page says `<!-- IPCAM-HELP: <part> -->`. The packaged help is the
 // composed one; a placeholder naming no part fails the build.
 {
-  const parts = path.join(root, 'docs', 'help');
   const helpDir = path.join(nodesOut, 'locales', 'en-US');
   let composed = 0;
   for (const file of fs.readdirSync(helpDir).filter((f) => f.endsWith('.html'))) {
     const help = path.join(helpDir, file);
-    const text = fs.readFileSync(help, 'utf8').replace(/^[ \t]*<!-- IPCAM-HELP: ([a-z0-9-]+) -->[ \t]*\n/gm, (_, part) => {
-      const partFile = path.join(parts, `${part}.html`);
-      if (!fs.existsSync(partFile)) throw new Error(`locales/en-US/${file} asks for help part "${part}": there is no docs/help/${part}.html`);
-      composed++;
-      return fs.readFileSync(partFile, 'utf8');
-    });
-    if (text.includes('<!-- IPCAM-HELP')) throw new Error(`locales/en-US/${file}: a help part placeholder is not on a line of its own`);
+    const { text, count } = withHelpParts(fs.readFileSync(help, 'utf8'), `locales/en-US/${file}`);
+    composed += count;
     fs.writeFileSync(help, text);
   }
   console.log(`build: ${composed} shared help parts composed into the help in dist/nodes/locales/ (from docs/help/)`);
@@ -110,7 +100,3 @@ console.log('build: node dialogs, help (locales/) and icons placed beside the co
     fs.writeFileSync(help, text);
   }
 }
-
-// The Dashboard 2 widgets (ui/), bundled with Vite into resources/ like rules.js: generated, not
-// committed, and in the package through its resources/ folder.
-execFileSync(process.execPath, [path.join(__dirname, 'build-ui.mjs'), ...(release ? ['--release'] : [])], { stdio: 'inherit' });

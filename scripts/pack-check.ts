@@ -1,17 +1,20 @@
 /**
- * The package as a user gets it: `npm pack`, the tarball installed into a fresh Node-RED user dir
- * the way the palette manager installs it (`--omit=dev --engine-strict`), Node-RED started on it,
- * every node type registered with no error, the editor's files served (generated rules, help,
- * icons, examples), and a flow deployed through the admin API that takes a snapshot, switches a
- * relay and receives a plate event from the packed `ipcam-simulator` bin.
+ * The packages as a user gets them: `npm pack` of node-red-contrib-ipcam and of its Dashboard 2
+ * widgets (node-red-dashboard-2-ipcam, packages/ of this repository), both tarballs installed
+ * into a fresh Node-RED user dir the way the palette manager installs a package
+ * (`--omit=dev --engine-strict`, one after the other), Node-RED started on it, every node type
+ * and plugin of both registered with no error, the editor's files served (generated rules,
+ * help, icons, examples), and a flow deployed through the admin API that takes a snapshot,
+ * switches a relay and receives a plate event from the packed `ipcam-simulator` bin.
  *
  * Node-RED is started twice on that user dir: first without Dashboard 2 (the two widget nodes warn
  * that it is needed, everything else runs), then with `@flowfuse/node-red-dashboard` of the lock file
- * linked into it, offline (the widget bundles served where Dashboard 2's client loads third-party
- * widgets from, and a dashboard client's `watch` answered with a camera frame through this
- * package's dashboard plugin).
+ * linked into it, offline: Dashboard 2 finds the widgets from the user dir's package.json as it
+ * finds any third-party widget, serves their bundles from the packed widget package, and a page
+ * in Chromium (playwright-core, Debian's /usr/bin/chromium) renders both widgets: the camera's
+ * frame from the packed simulator and a posted plate in the plates widget's table.
  *
- * A file left out of package.json `files` fails here, not on a user's machine.
+ * A file left out of a package.json `files` fails here, not on a user's machine.
  *
  * Usage: node dist/scripts/pack-check.js [--node-red DIR] [--expect-node-red 5.0] [--keep]
  *   --node-red         the Node-RED to start (default: the one installed beside this project)
@@ -27,9 +30,13 @@ import { connect, createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { launchBrowser } from '../test/browser';
 
 const ROOT = resolve(__dirname, '..', '..');
 const PACKAGE = 'node-red-contrib-ipcam';
+/** The Dashboard 2 widgets, a package of their own (an npm workspace of this repository). */
+const WIDGETS = 'node-red-dashboard-2-ipcam';
+const WIDGETS_ROOT = join(ROOT, 'packages', WIDGETS);
 const STEP_TIMEOUT_MS = 30_000;
 const run = promisify(execFile);
 
@@ -148,9 +155,13 @@ function canConnect(port: number): Promise<true | undefined> {
 
 // ---------------------------------------------------------------------------------------------
 
-/** `npm pack` (its `prepack` makes the release build) into `dir`; the tarball's path. */
-async function pack(dir: string): Promise<string> {
-  await run('npm', ['pack', '--pack-destination', dir], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 });
+/**
+ * `npm pack` (its `prepack` makes the release build) into `dir`, of the root package or of a
+ * workspace; the tarball's path. The main package first: the widgets build against its dist/.
+ */
+async function pack(dir: string, workspace?: string): Promise<string> {
+  mkdirSync(dir, { recursive: true });
+  await run('npm', ['pack', '--pack-destination', dir, ...(workspace ? ['--workspace', workspace] : [])], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 });
   const tarballs = readdirSync(dir).filter((f) => f.endsWith('.tgz'));
   check(tarballs.length === 1, `npm pack left one tarball in ${dir} (found ${tarballs.join(', ') || 'none'})`);
   return join(dir, tarballs[0] ?? '');
@@ -168,9 +179,6 @@ function checkContents(installed: string, pkg: PackageJson): void {
   want.push(...walk(join(ROOT, 'icons')).map((f) => `dist/nodes/icons/${f}`));
   want.push(...walk(join(ROOT, 'locales')).map((f) => `dist/nodes/locales/${f}`));
   for (const js of Object.values(pkg['node-red']?.plugins ?? {})) want.push(js);
-  const bundles = widgetBundles(pkg).map((w) => `resources/${w.output}`);
-  check(bundles.length === 2, `package.json "node-red-dashboard-2" names the two widgets' bundles (got ${bundles.join(', ') || 'none'})`);
-  want.push(...bundles);
   const absent = missing([...new Set(want)]);
   check(absent.length === 0, `the package lacks ${absent.join(', ')} (package.json "files"?)`);
 
@@ -182,7 +190,31 @@ function checkContents(installed: string, pkg: PackageJson): void {
   check(nodeTypes.length === 0, `the package ships .d.ts of nodes: ${nodeTypes.slice(0, 5).join(', ')}`);
   const tests = [...files].filter((f) => /^dist\/(test|bench|scripts)\//.test(f));
   check(tests.length === 0, `the package ships development files: ${tests.slice(0, 5).join(', ')}`);
-  console.log(`pack-check: contents: ${files.size} files; the nodes, their editors and help, the dashboard plugin, resources/ (generated rules, ${bundles.map((b) => `${b.split('/').pop()} ${kib(statSync(join(installed, b)).size)}`).join(', ')}), examples, icons, LICENSE and CHANGELOG present; no source maps, no node .d.ts`);
+  const widgetFiles = [...files].filter((f) => /ipcam-ui-|ui-dashboard|ui-plate-row|\.umd\.js$/.test(f));
+  check(widgetFiles.length === 0 && pkg['node-red-dashboard-2'] === undefined, `${PACKAGE} still holds widget files (they are ${WIDGETS}'s): ${widgetFiles.slice(0, 5).join(', ')}`);
+  console.log(`pack-check: ${PACKAGE} contents: ${files.size} files; the nodes, their editors and help, resources/ (generated rules), examples, icons, LICENSE and CHANGELOG present; no widget files, no source maps, no node .d.ts`);
+}
+
+/** The widget package: its nodes, dialogs, help, icons, plugin and bundles; nothing but dist/nodes/ and resources/ (and package.json, README, LICENSE). */
+function checkWidgetContents(installed: string, pkg: PackageJson, main: PackageJson): void {
+  const files = new Set(walk(installed));
+  check(pkg.dependencies?.[PACKAGE] === main.version, `${WIDGETS} depends on ${PACKAGE} at exactly its version ${main.version} (got ${JSON.stringify(pkg.dependencies)})`);
+  check(pkg.version === main.version, `${WIDGETS} has the version of ${PACKAGE} (${pkg.version} against ${main.version})`);
+  const want: string[] = ['package.json', 'README.md', 'LICENSE'];
+  for (const js of Object.values(pkg['node-red']?.nodes ?? {})) want.push(js, js.replace(/\.js$/, '.html'));
+  for (const js of Object.values(pkg['node-red']?.plugins ?? {})) want.push(js);
+  want.push(...walk(join(WIDGETS_ROOT, 'locales')).map((f) => `dist/nodes/locales/${f}`));
+  want.push(...walk(join(ROOT, 'icons')).map((f) => `dist/nodes/icons/${f}`));
+  const bundles = widgetBundles(pkg).map((w) => `resources/${w.output}`);
+  check(bundles.length === 2, `package.json "node-red-dashboard-2" names the two widgets' bundles (got ${bundles.join(', ') || 'none'})`);
+  want.push(...bundles);
+  const absent = [...new Set(want)].filter((f) => !files.has(f));
+  check(absent.length === 0, `${WIDGETS} lacks ${absent.join(', ')} (package.json "files"?)`);
+  const extra = [...files].filter((f) => !/^(dist\/nodes\/|resources\/)/.test(f) && !['package.json', 'README.md', 'LICENSE'].includes(f));
+  check(extra.length === 0, `${WIDGETS} ships more than dist/nodes and resources: ${extra.slice(0, 5).join(', ')}`);
+  const dev = [...files].filter((f) => f.endsWith('.map') || f.endsWith('.d.ts') || f.endsWith('.ts') || f.endsWith('.vue'));
+  check(dev.length === 0, `${WIDGETS} ships sources, maps or .d.ts: ${dev.slice(0, 5).join(', ')}`);
+  console.log(`pack-check: ${WIDGETS} contents: ${files.size} files; the two widget nodes, their editors and help, the dashboard plugin, resources/ (${bundles.map((b) => `${b.split('/').pop()} ${kib(statSync(join(installed, b)).size)}`).join(', ')}); depends on ${PACKAGE} ${main.version}`);
 }
 
 /** The Dashboard 2 widgets package.json declares: type, bundle file (in resources/), component. */
@@ -207,10 +239,11 @@ function installDashboard(userDir: string): string {
   return version;
 }
 
-/** A fresh user dir with the tarball installed as the palette manager does it. */
+/** A tarball installed into the user dir (made fresh on the first call) as the palette manager does it. */
 async function paletteInstall(userDir: string, tarball: string): Promise<number> {
   mkdirSync(userDir, { recursive: true });
-  writeFileSync(join(userDir, 'package.json'), JSON.stringify({ name: 'node-red-project', description: 'A Node-RED Project', version: '0.0.1', private: true }, null, 2));
+  const project = join(userDir, 'package.json');
+  if (!existsSync(project)) writeFileSync(project, JSON.stringify({ name: 'node-red-project', description: 'A Node-RED Project', version: '0.0.1', private: true }, null, 2));
   const started = process.hrtime.bigint();
   // The palette manager's command (@node-red/registry installer), with the tarball for the name.
   await run('npm', ['install', '--no-audit', '--no-update-notifier', '--no-fund', '--save', '--save-prefix=~', '--omit=dev', '--engine-strict', tarball], {
@@ -340,8 +373,11 @@ function widgetsWithoutDashboard(z: string): FlowNode[] {
   ];
 }
 
-/** A Dashboard 2 page with both widgets on the packed simulator; any error of the flow goes to the collector. */
-function dashboardFlow(simPort: number, collector: string, password: string): FlowNode[] {
+/**
+ * A Dashboard 2 page with both widgets on the packed simulator, the plates widget following an
+ * event server of its own; any error of the flow goes to the collector.
+ */
+function dashboardFlow(simPort: number, eventPort: number, collector: string, password: string): FlowNode[] {
   const z = 'pd00000000000001';
   const post = 'pd000000000000f0';
   return [
@@ -352,7 +388,8 @@ function dashboardFlow(simPort: number, collector: string, password: string): Fl
     { id: 'pd00000000000005', type: 'ui-page', name: 'Gate', ui: 'pd00000000000003', path: '/gate', layout: 'grid', theme: 'pd00000000000004', order: 1, visible: 'true', disabled: 'false' },
     { id: 'pd00000000000006', type: 'ui-group', name: 'Gate', page: 'pd00000000000005', width: '12', height: '1', order: 1, showTitle: true, visible: 'true', disabled: 'false', groupType: 'default' },
     { id: 'pd00000000000050', type: 'ipcam-ui-camera', z, group: 'pd00000000000006', order: 1, width: '6', height: '5', label: 'Gate', device: 'pd00000000000002', source: 'jpg', rate: '2', ptz: 'xml', presets: '2', showPlates: true, wires: [[]] },
-    { id: 'pd00000000000051', type: 'ipcam-ui-plates', z, group: 'pd00000000000006', order: 2, width: '6', height: '5', label: 'Last plates', count: '10', wires: [[]] },
+    { id: 'pd00000000000007', type: 'ipcam-event-server', name: 'events', port: String(eventPort), bind: '127.0.0.1', path: '/', maxBody: '', maxConnections: '', allow: '' },
+    { id: 'pd00000000000051', type: 'ipcam-ui-plates', z, group: 'pd00000000000006', order: 2, width: '6', height: '5', label: 'Last plates', count: '10', server: 'pd00000000000007', wires: [[]] },
     { id: 'pd00000000000040', type: 'catch', z, name: '', scope: null, uncaught: false, wires: [['pd00000000000041']] },
     {
       id: 'pd00000000000041',
@@ -377,10 +414,10 @@ async function json(res: Response, what: string): Promise<unknown> {
 }
 
 /**
- * Every node type and plugin of the package registered with no error, and Dashboard 2 loaded (from
- * the user dir) or not, as asked.
+ * Every node type and plugin of both packages registered with no error, each package loaded from
+ * the user dir, and Dashboard 2 loaded (from the user dir) or not, as asked.
  */
-async function checkRegistered(base: string, pkg: PackageJson, dashboard: boolean): Promise<void> {
+async function checkRegistered(base: string, pkgs: PackageJson[], dashboard: boolean): Promise<void> {
   const sets = (await json(await api(base, '/nodes', { headers: { accept: 'application/json' } }), 'GET /nodes')) as NodeSet[];
   const allTypes = new Set(sets.flatMap((s) => s.types));
   const boards = sets.filter((s) => s.module === DASHBOARD);
@@ -391,29 +428,35 @@ async function checkRegistered(base: string, pkg: PackageJson, dashboard: boolea
   } else {
     check(boards.length === 0 && !allTypes.has('ui-group'), `Dashboard 2 is not loaded (found ${boards.map((s) => s.id).join(', ')})`);
   }
-  const ours = sets.filter((s) => s.module === PACKAGE);
-  const broken = ours.filter((s) => s.err !== undefined || !s.enabled);
-  check(broken.length === 0, `node sets with an error: ${broken.map((s) => `${s.id}: ${JSON.stringify(s.err ?? 'disabled')}`).join('; ')}`);
-  const types = new Set(ours.flatMap((s) => s.types));
-  const expected = Object.keys(pkg['node-red']?.nodes ?? {});
-  const absent = expected.filter((t) => !types.has(t));
-  check(expected.length > 0 && absent.length === 0, `node types not registered: ${absent.join(', ') || '(package.json lists none)'}`);
-  const versions = new Set(ours.map((s) => s.version));
-  check(versions.size === 1 && versions.has(pkg.version), `the registered module is version ${pkg.version} (got ${[...versions].join(', ')})`);
+  const pluginSets = (await json(await api(base, '/plugins', { headers: { accept: 'application/json' } }), 'GET /plugins')) as PluginSet[];
+  const said: string[] = [];
+  for (const pkg of pkgs) {
+    const ours = sets.filter((s) => s.module === pkg.name);
+    const broken = ours.filter((s) => s.err !== undefined || !s.enabled);
+    check(broken.length === 0, `${pkg.name}: node sets with an error: ${broken.map((s) => `${s.id}: ${JSON.stringify(s.err ?? 'disabled')}`).join('; ')}`);
+    check(ours.every((s) => s.local === true), `${pkg.name} is loaded from the user dir (not from the node_modules Node-RED was started from)`);
+    const types = new Set(ours.flatMap((s) => s.types));
+    const expected = Object.keys(pkg['node-red']?.nodes ?? {});
+    const absent = expected.filter((t) => !types.has(t));
+    check(expected.length > 0 && absent.length === 0, `${pkg.name}: node types not registered: ${absent.join(', ') || '(package.json lists none)'}`);
+    const versions = new Set(ours.map((s) => s.version));
+    check(versions.size === 1 && versions.has(pkg.version), `${pkg.name}: the registered module is version ${pkg.version} (got ${[...versions].join(', ')})`);
 
-  const plugins = ((await json(await api(base, '/plugins', { headers: { accept: 'application/json' } }), 'GET /plugins')) as PluginSet[]).filter((p) => p.module === PACKAGE);
-  const pluginErrors = plugins.filter((p) => p.err !== undefined || !p.enabled);
-  check(pluginErrors.length === 0, `plugin sets with an error: ${pluginErrors.map((p) => `${p.id}: ${JSON.stringify(p.err ?? 'disabled')}`).join('; ')}`);
-  const pluginIds = new Set(plugins.flatMap((p) => (p.plugins ?? []).map((q) => q.id)));
-  const pluginsExpected = Object.keys(pkg['node-red']?.plugins ?? {});
-  const pluginsAbsent = pluginsExpected.filter((id) => !pluginIds.has(id));
-  check(pluginsExpected.length > 0 && pluginsAbsent.length === 0, `plugins not registered: ${pluginsAbsent.join(', ') || '(package.json lists none)'}`);
-  console.log(`pack-check: ${expected.length} node types and the ${pluginsExpected.join(', ')} plugin registered, no errors; Dashboard 2 ${dashboard ? `loaded (${boards.length} node sets)` : 'absent'}`);
+    const plugins = pluginSets.filter((p) => p.module === pkg.name);
+    const pluginErrors = plugins.filter((p) => p.err !== undefined || !p.enabled);
+    check(pluginErrors.length === 0, `${pkg.name}: plugin sets with an error: ${pluginErrors.map((p) => `${p.id}: ${JSON.stringify(p.err ?? 'disabled')}`).join('; ')}`);
+    const pluginIds = new Set(plugins.flatMap((p) => (p.plugins ?? []).map((q) => q.id)));
+    const pluginsExpected = Object.keys(pkg['node-red']?.plugins ?? {});
+    const pluginsAbsent = pluginsExpected.filter((id) => !pluginIds.has(id));
+    check(pluginsAbsent.length === 0, `${pkg.name}: plugins not registered: ${pluginsAbsent.join(', ')}`);
+    said.push(`${pkg.name}: ${expected.length} node types${pluginsExpected.length ? ` and the ${pluginsExpected.join(', ')} plugin` : ''}`);
+  }
+  console.log(`pack-check: registered from the user dir, no errors: ${said.join('; ')}; Dashboard 2 ${dashboard ? `loaded (${boards.length} node sets)` : 'absent'}`);
 }
 
 /** The editor side: each type's dialog and help, the files its <script src> loads, the icons, the examples. */
-async function checkEditor(base: string, pkg: PackageJson): Promise<void> {
-  const expected = Object.keys(pkg['node-red']?.nodes ?? {});
+async function checkEditor(base: string, pkgs: PackageJson[]): Promise<void> {
+  const expected = pkgs.flatMap((pkg) => Object.keys(pkg['node-red']?.nodes ?? {}));
   const html = await (await api(base, '/nodes', { headers: { accept: 'text/html' } })).text();
   for (const type of expected) {
     check(html.includes(`data-template-name="${type}"`), `the editor template of ${type} is served`);
@@ -430,7 +473,7 @@ async function checkEditor(base: string, pkg: PackageJson): Promise<void> {
     check(res.ok && (await res.text()).length > 0, `GET /${src}: HTTP ${res.status}`);
   }
   const icons = (await json(await api(base, '/icons'), 'GET /icons')) as Record<string, string[]>;
-  const iconsAbsent = walk(join(ROOT, 'icons')).filter((f) => !(icons[PACKAGE] ?? []).includes(f));
+  const iconsAbsent = pkgs.flatMap((pkg) => walk(join(ROOT, 'icons')).filter((f) => !(icons[pkg.name] ?? []).includes(f)).map((f) => `${pkg.name}/${f}`));
   check(iconsAbsent.length === 0, `icons not served: ${iconsAbsent.join(', ')}`);
   const examples = walk(join(ROOT, 'examples')).filter((f) => f.endsWith('.json'));
   for (const file of examples) {
@@ -553,10 +596,6 @@ class DashboardClient {
     return DashboardClient.http('POST', `${this.url}&sid=${this.sid}`, packet);
   }
 
-  emit(event: string, ...args: unknown[]): Promise<string> {
-    return this.post(`42${JSON.stringify([event, ...args])}`);
-  }
-
   /** Polls until `pick` finds what it wants among the events received. */
   async until<T>(what: string, pick: (events: unknown[][]) => T | undefined): Promise<T> {
     const deadline = Date.now() + STEP_TIMEOUT_MS;
@@ -579,11 +618,11 @@ class DashboardClient {
 
 /**
  * With Dashboard 2: both widgets are in the configuration a dashboard client gets, naming their
- * bundle; the bundle is served where Dashboard 2's client imports a third-party widget from
- * (`<httpAdminRoot>/resources/<package>/<src>`) and is the packed file; a client's `watch`,
- * taken by this package's plugin, is answered with a camera frame.
+ * bundle in the widget package as Dashboard 2 found it (from the user dir's package.json, as for
+ * any third-party widget); the bundle is served where Dashboard 2's client imports a third-party
+ * widget from (`<httpAdminRoot>/resources/<package>/<src>`) and is the packed file.
  */
-async function checkDashboard(base: string, installed: string, pkg: PackageJson, collector: { reports: Report[] }): Promise<void> {
+async function checkDashboard(base: string, installed: string, pkg: PackageJson): Promise<void> {
   // The deploy answers before the flow's ui-base has attached its socket to the server.
   const client = await until("Dashboard 2's socket opens", () => DashboardClient.open(base, '/dashboard'));
   try {
@@ -594,28 +633,71 @@ async function checkDashboard(base: string, installed: string, pkg: PackageJson,
       const widget = Object.values(widgets).find((w) => w.type === type);
       check(widget, `${type} is on the dashboard (ui-config has ${Object.values(widgets).map((w) => w.type).join(', ') || 'no widgets'})`);
       const src = widget?.src;
-      check(src?.package === PACKAGE && src.src === output && src.component === component, `${type} names its bundle ${PACKAGE}/${output} (${component}) to the client (got ${JSON.stringify(src)})`);
+      check(src?.package === WIDGETS && src.src === output && src.component === component, `${type} names its bundle ${WIDGETS}/${output} (${component}) to the client (got ${JSON.stringify(src)})`);
       const res = await api(base, `/resources/${src?.package ?? ''}/${src?.src ?? ''}`);
-      check(res.ok, `GET /resources/${PACKAGE}/${output} (Dashboard 2 loads the widget from there): HTTP ${res.status}`);
+      check(res.ok, `GET /resources/${WIDGETS}/${output} (Dashboard 2 loads the widget from there): HTTP ${res.status}`);
       const body = Buffer.from(await res.arrayBuffer());
       check(body.equals(readFileSync(join(installed, 'resources', output))), `the served ${output} is the packed one`);
       check(body.includes(component), `${output} defines ${component}`);
       served.push(`${output} ${kib(body.length)}`);
     }
-    const camera = Object.entries(widgets).find(([, w]) => w.type === 'ipcam-ui-camera')?.[0] ?? '';
-    await client.emit('widget-action', camera, { ipcam: { kind: 'watch' } });
-    const frame = await client.until('a camera frame for a watching client (through the dashboard plugin)', (events) => {
-      const error = collector.reports.find((r) => r.kind === 'error');
-      if (error) fail(`the dashboard flow caught an error: ${JSON.stringify(error.value)}`);
-      return events
-        .filter((e) => e[0] === `ipcam-ui:${camera}`)
-        .map((e) => (e[1] as { frame?: { image?: string; error?: string } } | undefined)?.frame)
-        .find((f) => f?.image !== undefined || f?.error !== undefined);
-    });
-    check(frame.image?.startsWith('data:image/jpeg;base64,/9j/'), `the camera frame is a JPEG (got ${JSON.stringify(frame).slice(0, 200)})`);
-    console.log(`pack-check: with Dashboard 2: both widgets on the page, bundles served at /resources/${PACKAGE}/ (${served.join(', ')}), a watching client got a ${kib((frame.image?.length ?? 0) * 0.75)} JPEG frame`);
+    console.log(`pack-check: with Dashboard 2: both widgets in the dashboard's configuration, found by Dashboard 2 in ${WIDGETS}; bundles served at /resources/${WIDGETS}/ (${served.join(', ')})`);
   } finally {
     await client.close();
+  }
+}
+
+/**
+ * The dashboard page in Chromium: the camera widget shows a JPEG frame of the packed simulator,
+ * and the plates widget its table, with the plate the simulator then posts to the page's event
+ * server. No request leaves this machine; an error in the page fails the check.
+ */
+async function checkRendered(base: string, sim: { url: string }, eventPort: number, collector: { reports: Report[] }): Promise<void> {
+  const t = process.hrtime.bigint();
+  const browser = await launchBrowser();
+  try {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    const origin = new URL(base).origin;
+    await page.route((url) => url.origin !== origin && url.protocol !== 'data:', (route) => route.abort('blockedbyclient'));
+    const errors: string[] = [];
+    page.on('pageerror', (err) => errors.push(err.message));
+    const rendered = async <T>(what: string, probe: () => Promise<T>): Promise<T> => {
+      try {
+        return await probe();
+      } catch (err) {
+        const caught = collector.reports.find((r) => r.kind === 'error');
+        return fail(`${what}: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}${errors.length ? `; page errors: ${errors.join(' | ')}` : ''}${caught ? `; the flow caught: ${JSON.stringify(caught.value)}` : ''}`);
+      }
+    };
+    await page.goto(`${base}/dashboard/gate`);
+    const image = page.locator('img.ipcam-ui-camera-image');
+    await rendered('the camera widget shows a frame', () => image.waitFor({ state: 'visible', timeout: STEP_TIMEOUT_MS }));
+    const frame = await rendered('the frame loads', () =>
+      image.evaluate(
+        (el) =>
+          new Promise<{ src: string; width: number }>((done, failed) => {
+            const img = el as unknown as { complete: boolean; naturalWidth: number; src: string; addEventListener(type: string, cb: () => void): void };
+            const result = (): void => done({ src: img.src.slice(0, 40), width: img.naturalWidth });
+            if (img.complete && img.naturalWidth > 0) return result();
+            img.addEventListener('load', result);
+            img.addEventListener('error', () => failed(new Error('the frame did not load')));
+          }),
+      ),
+    );
+    check(frame.src.startsWith('data:image/jpeg;base64,/9j/') && frame.width > 0, `the camera widget shows a JPEG (got ${JSON.stringify(frame)})`);
+    await rendered('the plates widget shows its table', () => page.locator('.ipcam-ui-plates table').waitFor({ state: 'visible', timeout: STEP_TIMEOUT_MS }));
+    const plate = 'PACK456';
+    const posted = await api(sim.url, '/_sim/events', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ url: `http://127.0.0.1:${eventPort}/`, kind: 'plate', format: 'ipc', plate, listType: 'whiteList' }),
+    });
+    check(posted.ok, `the simulator posts a plate event: HTTP ${posted.status} ${await posted.text()}`);
+    await rendered(`the plates widget shows the posted ${plate}`, () => page.locator('.ipcam-ui-plates-row', { hasText: plate }).waitFor({ state: 'visible', timeout: STEP_TIMEOUT_MS }));
+    check(errors.length === 0, `the dashboard page had errors: ${errors.join(' | ')}`);
+    console.log(`pack-check: Chromium rendered /dashboard/gate in ${seconds(t)}: the camera widget a ${frame.width} px wide JPEG frame of the packed simulator, the plates widget its table with ${plate}`);
+  } finally {
+    await browser.close();
   }
 }
 
@@ -686,17 +768,30 @@ async function main(): Promise<void> {
     console.log(`pack-check: Node ${process.version}, Node-RED ${redPkg.version} (${options.nodeRed})`);
     if (options.expectNodeRed) check(`${redPkg.version}.`.startsWith(`${options.expectNodeRed}.`), `Node-RED ${redPkg.version} is ${options.expectNodeRed}.x`);
 
-    let t = process.hrtime.bigint();
-    const tarball = await pack(work);
-    const packed = statSync(tarball).size;
-    console.log(`pack-check: npm pack (release build) ${seconds(t)}: ${tarball.split('/').pop()} ${kib(packed)}`);
-
-    const installSeconds = await paletteInstall(userDir, tarball);
-    const installed = join(userDir, 'node_modules', PACKAGE);
-    const pkg = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as PackageJson;
-    const unpacked = walk(installed).reduce((sum, f) => sum + statSync(join(installed, f)).size, 0);
-    console.log(`pack-check: palette install (--omit=dev --engine-strict) into a fresh user dir: ${installSeconds.toFixed(1)} s; package ${kib(packed)} packed, ${kib(unpacked)} unpacked`);
-    checkContents(installed, pkg);
+    // Both packages packed, then installed one after the other as a user does it from the palette:
+    // the widgets' dependency on the main package is then met by the installed one, offline.
+    const pkgs: PackageJson[] = [];
+    const installedDirs: string[] = [];
+    for (const [name, workspace] of [[PACKAGE, undefined], [WIDGETS, WIDGETS]] as const) {
+      const t = process.hrtime.bigint();
+      const tarball = await pack(join(work, name), workspace);
+      const packed = statSync(tarball).size;
+      console.log(`pack-check: npm pack ${name} (release build) ${seconds(t)}: ${tarball.split('/').pop()} ${kib(packed)}`);
+      const installSeconds = await paletteInstall(userDir, tarball);
+      const installed = join(userDir, 'node_modules', name);
+      const pkg = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as PackageJson;
+      check(pkg.name === name, `the tarball installed ${name} (got ${pkg.name})`);
+      const unpacked = walk(installed).reduce((sum, f) => sum + statSync(join(installed, f)).size, 0);
+      console.log(`pack-check: palette install of ${name} (--omit=dev --engine-strict) into the user dir: ${installSeconds.toFixed(1)} s; ${kib(packed)} packed, ${kib(unpacked)} unpacked`);
+      pkgs.push(pkg);
+      installedDirs.push(installed);
+    }
+    const [pkg, widgetPkg] = pkgs as [PackageJson, PackageJson];
+    const widgetsInstalled = installedDirs[1] ?? '';
+    checkContents(installedDirs[0] ?? '', pkg);
+    checkWidgetContents(widgetsInstalled, widgetPkg, pkg);
+    // One copy of the main package, which the widgets load their lib/ from (no second one nested in theirs).
+    check(!existsSync(join(widgetsInstalled, 'node_modules', PACKAGE)), `${WIDGETS} got a copy of ${PACKAGE} of its own (node_modules/${WIDGETS}/node_modules/${PACKAGE})`);
 
     const simulator = await startSimulator(userDir, simLog);
     sim = simulator.child;
@@ -705,23 +800,26 @@ async function main(): Promise<void> {
     // Without Dashboard 2: everything registers, the smoke flow runs beside the two widgets, which say what they need.
     let started = await startNodeRed(options.nodeRed, redPkg.version, userDir, false, redLog);
     red = started.child;
-    await checkRegistered(started.base, pkg, false);
-    await checkEditor(started.base, pkg);
+    await checkRegistered(started.base, pkgs, false);
+    await checkEditor(started.base, pkgs);
     await smoke(started.base, simulator, collector);
     checkLog(redLog, checkWidgetsWithoutDashboard(redLog));
     await stopChild(red, 'SIGINT');
 
-    // With Dashboard 2 (the lock file's, linked in): the widgets on a page, their bundles served, the plugin answering.
-    t = process.hrtime.bigint();
+    // With Dashboard 2 (the lock file's, linked in): the widgets on a page, their bundles served, rendered in Chromium.
+    const t = process.hrtime.bigint();
     for (const file of ['flows.json', 'flows_cred.json']) rmSync(join(userDir, file), { force: true });
     const dashboardVersion = installDashboard(userDir);
     console.log(`pack-check: ${DASHBOARD} ${dashboardVersion} (the lock file's) linked into the user dir`);
     redLog = redLogs[1];
     started = await startNodeRed(options.nodeRed, redPkg.version, userDir, true, redLog);
     red = started.child;
-    await checkRegistered(started.base, pkg, true);
-    await deploy(started.base, dashboardFlow(Number(new URL(simulator.url).port), collector.url, simulator.password));
-    await checkDashboard(started.base, installed, pkg, collector);
+    await checkRegistered(started.base, pkgs, true);
+    const eventPort = await freePort();
+    await deploy(started.base, dashboardFlow(Number(new URL(simulator.url).port), eventPort, collector.url, simulator.password));
+    await until('the dashboard event server listens', () => canConnect(eventPort));
+    await checkDashboard(started.base, widgetsInstalled, widgetPkg);
+    await checkRendered(started.base, simulator, eventPort, collector);
     checkLog(redLog);
     console.log(`pack-check: the Dashboard 2 leg took ${seconds(t)}`);
     ok = true;

@@ -1,6 +1,7 @@
 /**
  * `npm start`: the demo. Starts the simulator and a Node-RED bound to 127.0.0.1 with a throwaway
- * user dir, this package installed into it and the example flows wired to the simulator.
+ * user dir, this package and its Dashboard 2 widgets (packages/node-red-dashboard-2-ipcam)
+ * installed into it and the example flows wired to the simulator.
  * Ctrl-C stops both and removes the user dir.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -14,6 +15,9 @@ const ROOT = resolve(__dirname, '..', '..');
 const PACKAGE = 'node-red-contrib-ipcam';
 /** Dashboard 2, a devDependency: the gate console example is built on it. */
 const DASHBOARD = '@flowfuse/node-red-dashboard';
+/** This repository's Dashboard 2 widgets, a package of their own (an npm workspace). */
+const WIDGETS = 'node-red-dashboard-2-ipcam';
+const WIDGETS_ROOT = join(ROOT, 'packages', WIDGETS);
 const DEMO_USER = 'admin';
 const DEMO_PASSWORD = 'admin';
 
@@ -114,9 +118,11 @@ export function userDirWithPackage(prefix: string): string {
 
 /**
  * Links this checkout's Dashboard 2 into the user dir, as a palette install would put it there:
- * Node-RED then loads it whichever node_modules Node-RED itself was started from.
+ * Node-RED then loads it whichever node_modules Node-RED itself was started from. This
+ * repository's widget package goes in beside it (linkWidgets).
  */
 export function linkDashboard(userDir: string): void {
+  linkWidgets(userDir);
   let dir: string;
   try {
     dir = dirname(require.resolve(`${DASHBOARD}/package.json`, { paths: [ROOT] }));
@@ -126,6 +132,19 @@ export function linkDashboard(userDir: string): void {
   }
   mkdirSync(join(userDir, 'node_modules', dirname(DASHBOARD)), { recursive: true });
   symlinkSync(dir, join(userDir, 'node_modules', DASHBOARD), 'dir');
+}
+
+/**
+ * The widget package (packages/node-red-dashboard-2-ipcam) installed into the user dir the way
+ * `npm install <folder>` does it: a link, and a dependency in the user dir's package.json, which
+ * is where Dashboard 2 looks for third-party widgets (packages named node-red-dashboard-2-*).
+ */
+export function linkWidgets(userDir: string): void {
+  symlinkSync(WIDGETS_ROOT, join(userDir, 'node_modules', WIDGETS), 'dir');
+  const file = join(userDir, 'package.json');
+  const project = JSON.parse(readFileSync(file, 'utf8')) as { dependencies?: Record<string, string> };
+  project.dependencies = { ...project.dependencies, [WIDGETS]: `file:${WIDGETS_ROOT}` };
+  writeFileSync(file, JSON.stringify(project, null, 2));
 }
 
 /** Credentials as Node-RED stores them with a `credentialSecret`: AES-256-CTR, key SHA-256 of the secret, IV in front. */

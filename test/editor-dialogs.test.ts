@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { type Browser, type Page } from 'playwright-core';
 import { startDemo, type Demo } from '../scripts/start';
 import { freePort } from './runtime-child';
-import { PROJECT_ROOT } from './helpers';
+import { NODE_PACKAGES, PROJECT_ROOT, declaredNodeTypes } from './helpers';
 import { launchBrowser, needBrowser } from './browser';
 
 export const ARTIFACTS = join(PROJECT_ROOT, 'test-artifacts', 'dialogs');
@@ -32,9 +32,9 @@ function examples(): Array<{ file: string; nodes: FlowNode[] }> {
     .map((file) => ({ file, nodes: JSON.parse(readFileSync(join(PROJECT_ROOT, 'examples', file), 'utf8')) as FlowNode[] }));
 }
 
-/** Every node type of package.json. */
+/** Every node type of both packages (the nodes and the Dashboard 2 widgets). */
 function nodeTypes(): string[] {
-  return Object.keys((JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { 'node-red': { nodes: Record<string, string> } })['node-red'].nodes);
+  return NODE_PACKAGES.flatMap(declaredNodeTypes);
 }
 
 /** A text that does not fit its box: what the page measured, for the failure message. */

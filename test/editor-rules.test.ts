@@ -11,7 +11,7 @@ import { NODE_SETTINGS, settingsLimits } from '../lib/settings';
 import { EVENT_SERVER_SETTINGS } from '../lib/events/server';
 import { RELAY_SETTINGS } from '../lib/ops/relay';
 import { checkCameraSettings, checkRows, UI_CAMERA_SETTINGS, UI_PLATES_SETTINGS } from '../lib/widget-settings';
-import { PROJECT_ROOT } from './helpers';
+import { NODE_PACKAGES, PROJECT_ROOT, declaredNodeTypes } from './helpers';
 
 interface RulesEntry {
   name: string;
@@ -72,7 +72,8 @@ describe('editor rules generated from lib/ops', function () {
     assert.deepEqual(rules.settings, lib.nodes);
     assert.deepEqual(rules.ptz, lib.ptz);
     // Every node type has its settings there (the two operation nodes: Overrides).
-    const types = readdirSync(join(PROJECT_ROOT, 'nodes')).filter((f) => f.endsWith('.html')).map((f) => f.replace(/\.html$/, ''));
+    // Both packages' node types: the widgets' dialogs take their rules from this package too.
+    const types = NODE_PACKAGES.flatMap((root) => readdirSync(join(root, 'nodes')).filter((f) => f.endsWith('.html')).map((f) => f.replace(/\.html$/, '')));
     assert.deepEqual(Object.keys(rules.settings).sort(), types.sort());
   });
 
@@ -99,12 +100,14 @@ describe('editor rules generated from lib/ops', function () {
   });
 
   it('every dialog loads the shared editor code and the rules, copies no rule and has a palette label', function () {
-    const files = readdirSync(join(PROJECT_ROOT, 'nodes')).filter((f) => f.endsWith('.html'));
-    // One dialog per node type of package.json (a new node type needs no change here).
-    const pkg = JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { 'node-red': { nodes: Record<string, string> } };
-    assert.deepEqual(files.map((f) => f.replace(/\.html$/, '')).sort(), Object.keys(pkg['node-red'].nodes).sort());
+    // One dialog per node type of each package's package.json (a new node type needs no change here).
+    const files = NODE_PACKAGES.flatMap((root) => {
+      const dialogs = readdirSync(join(root, 'nodes')).filter((f) => f.endsWith('.html'));
+      assert.deepEqual(dialogs.map((f) => f.replace(/\.html$/, '')).sort(), declaredNodeTypes(root).sort(), root);
+      return dialogs.map((f) => join(root, 'nodes', f));
+    });
     for (const file of files) {
-      const html = readFileSync(join(PROJECT_ROOT, 'nodes', file), 'utf8');
+      const html = readFileSync(file, 'utf8');
       assert.match(html, /src="resources\/node-red-contrib-ipcam\/rules\.js"/, file);
       assert.match(html, /src="resources\/node-red-contrib-ipcam\/editor\.js"/, file);
       assert.match(html, /paletteLabel: "/, file);

@@ -21,6 +21,8 @@ interface FlowNode {
 
 const SHARED_ID = 'ipcam-sim-device';
 const DASHBOARD = '@flowfuse/node-red-dashboard';
+/** The gate console's widgets, a package of their own. */
+const WIDGETS = 'node-red-dashboard-2-ipcam';
 
 const FILES = readdirSync(join(PROJECT_ROOT, 'examples'))
   .filter((f) => f.endsWith('.json'))
@@ -82,13 +84,16 @@ describe('the examples share one simulator device and bring no unused configurat
     });
   }
 
-  it('the gate console starts with a comment naming the package it needs; the README names it too', function () {
+  it('the gate console starts with a comment naming the packages it needs; the README names them too', function () {
     const first = example('gate-console.json')[0];
     assert.equal(first?.type, 'comment');
-    assert.match(String(first?.['name']), new RegExp(DASHBOARD));
-    assert.match(String(first?.['info']), /Manage palette/);
     const line = readFileSync(join(PROJECT_ROOT, 'README.md'), 'utf8').split('\n').find((l) => l.startsWith('- *gate-console*'));
-    assert.match(line ?? '', new RegExp(DASHBOARD));
+    for (const needed of [WIDGETS, DASHBOARD]) {
+      assert.match(String(first?.['name']), new RegExp(needed));
+      assert.match(String(first?.['info']), new RegExp(needed));
+      assert.match(line ?? '', new RegExp(needed));
+    }
+    assert.match(String(first?.['info']), /Manage palette/);
   });
 
   it('the README lists every example, one line each', function () {

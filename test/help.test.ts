@@ -9,29 +9,31 @@ import { strict as assert } from 'node:assert';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { EDGE_RECORD_OPERATIONS, REQUEST_OPERATIONS } from '../lib/ops';
-import { PROJECT_ROOT } from './helpers';
+import { NODE_PACKAGES, PROJECT_ROOT, declaredNodeTypes } from './helpers';
 
-const SOURCE = join(PROJECT_ROOT, 'locales', 'en-US');
-const SHIPPED = join(PROJECT_ROOT, 'dist', 'nodes', 'locales', 'en-US');
+/** Where a help page is written and where its package ships it (both packages: the nodes and the widgets). */
+const SOURCE = (file: string): string => join(PAGE_ROOT.get(file) ?? PROJECT_ROOT, 'locales', 'en-US', file);
+const SHIPPED = (file: string): string => join(PAGE_ROOT.get(file) ?? PROJECT_ROOT, 'dist', 'nodes', 'locales', 'en-US', file);
 const PARTS = join(PROJECT_ROOT, 'docs', 'help');
 /** Help owned by other work (the device config node and its companions). */
 const NOT_HERE = new Set(['ipcam-device.html', 'ipcam-discover.html', 'ipcam-device-status.html']);
 /** The core HTTP request node, the most configurable core node, needs 96 lines. */
 const CORE_MOST = 96;
 
-const PAGES = readdirSync(SOURCE).filter((f) => f.endsWith('.html') && !NOT_HERE.has(f));
-const ACTION_NODES = JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { 'node-red': { nodes: Record<string, string> } };
+const PAGE_ROOT = new Map(NODE_PACKAGES.flatMap((root) => readdirSync(join(root, 'locales', 'en-US')).map((f) => [f, root] as const)));
+const PAGES = [...PAGE_ROOT.keys()].filter((f) => f.endsWith('.html') && !NOT_HERE.has(f));
+const NODE_TYPES = NODE_PACKAGES.flatMap(declaredNodeTypes);
 
 /** A help page as shipped, without the operation list the build generates from lib/ops (reference, not prose). */
 function shippedProse(file: string): string {
-  return readFileSync(join(SHIPPED, file), 'utf8').replace(/<h3>Operations<\/h3>\s*<dl class="message-properties">[\s\S]*?<\/dl>/, '');
+  return readFileSync(SHIPPED(file), 'utf8').replace(/<h3>Operations<\/h3>\s*<dl class="message-properties">[\s\S]*?<\/dl>/, '');
 }
 
 describe('help pages', function () {
   it('the shared parts are written once: no help page holds a copy of one', function () {
     const device = readFileSync(join(PARTS, 'msg-device.html'), 'utf8');
     for (const file of PAGES) {
-      const text = readFileSync(join(SOURCE, file), 'utf8');
+      const text = readFileSync(SOURCE(file), 'utf8');
       assert.doesNotMatch(text, /<dt class="optional">device /, `${file} writes its own msg.device entry`);
       assert.ok(!text.includes(device.trim().slice(0, 80)), file);
     }
@@ -42,8 +44,8 @@ describe('help pages', function () {
     const errors = readFileSync(join(PARTS, 'errors.html'), 'utf8').trim();
     let withDevice = 0;
     for (const file of PAGES) {
-      const source = readFileSync(join(SOURCE, file), 'utf8');
-      const shipped = readFileSync(join(SHIPPED, file), 'utf8');
+      const source = readFileSync(SOURCE(file), 'utf8');
+      const shipped = readFileSync(SHIPPED(file), 'utf8');
       assert.doesNotMatch(shipped, /<!-- (IPCAM-HELP|OPERATIONS)/, `${file}: a placeholder is left`);
       assert.equal(shipped.includes(device), source.includes('IPCAM-HELP: msg-device'), file);
       assert.equal(shipped.includes(errors), source.includes('IPCAM-HELP: errors'), file);
@@ -51,7 +53,7 @@ describe('help pages', function () {
     }
     // Every node with a Device setting and an input: the action nodes and the camera widget.
     assert.equal(withDevice, 12);
-    assert.ok(Object.keys(ACTION_NODES['node-red'].nodes).length >= withDevice);
+    assert.ok(NODE_TYPES.length >= withDevice);
   });
 
   for (const file of PAGES) {
@@ -85,7 +87,7 @@ describe('plain labels for every operation and parameter, from lib/ops', functio
 
   it('the generated rules and help carry the labels', function () {
     const rules = readFileSync(join(PROJECT_ROOT, 'resources', 'rules.js'), 'utf8');
-    const help = readFileSync(join(SHIPPED, 'ipcam-request.html'), 'utf8');
+    const help = readFileSync(SHIPPED('ipcam-request.html'), 'utf8');
     for (const op of REQUEST_OPERATIONS.values()) {
       assert.ok(rules.includes(`"label": ${JSON.stringify(op.label)}`), `rules.js lacks the label of ${op.name}`);
       assert.ok(help.includes(`<i>${op.label.replace(/&/g, '&amp;')}</i>`), `the help lacks the label of ${op.name}`);

@@ -6,6 +6,15 @@ import { resolve } from 'node:path';
 
 /** Tests run compiled from dist/test; fixtures and captures stay in the source tree. */
 export const PROJECT_ROOT = resolve(__dirname, '..', '..');
+/** The Dashboard 2 widgets, a package of their own in this repository (an npm workspace). */
+export const WIDGETS_ROOT = resolve(PROJECT_ROOT, 'packages', 'node-red-dashboard-2-ipcam');
+/** Both packages of node types: each has nodes/, locales/ and a "node-red" section in package.json. */
+export const NODE_PACKAGES = [PROJECT_ROOT, WIDGETS_ROOT];
+
+/** The node types a package's package.json declares. */
+export function declaredNodeTypes(root: string): string[] {
+  return Object.keys((JSON.parse(readFileSync(resolve(root, 'package.json'), 'utf8')) as { 'node-red': { nodes: Record<string, string> } })['node-red'].nodes);
+}
 
 export function fixture(name: string): string {
   return readFileSync(resolve(PROJECT_ROOT, 'test', 'fixtures', name), 'utf8');

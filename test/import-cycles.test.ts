@@ -59,7 +59,11 @@ describe('lib/ import graph', function () {
 
   it('every device request passes the one answer path: only lib/answer and the XML call send through a device client', function () {
     const NODES = resolve(__dirname, '..', 'nodes');
-    const senders = [...files, ...jsFiles(NODES)]
+    // The Dashboard 2 widgets' nodes too (their own package, compiled beside its sources).
+    const WIDGET_NODES = resolve(__dirname, '..', '..', 'packages', 'node-red-dashboard-2-ipcam', 'dist', 'nodes');
+    const widgetNodes = jsFiles(WIDGET_NODES);
+    assert.ok(widgetNodes.length > 0, `no compiled widget nodes in ${WIDGET_NODES}`);
+    const senders = [...files, ...jsFiles(NODES), ...widgetNodes]
       .filter((f) => !/[/\\](transport|simulator)[/\\]/.test(f))
       .filter((f) => /\b(client|via|this\.client|deviceClient\(\))\.(request|openStream)\(/.test(readFileSync(f, 'utf8')))
       .map((f) => relative(resolve(__dirname, '..'), f).split(sep).join('/'));

@@ -4,15 +4,15 @@
  * own event server (optionally only one device's posts), or both; only the columns shown go to
  * the browser (lib-free: ui-plate-row.ts picks them).
  */
-import { fromDevice, hostAddresses } from '../lib/events/filter';
-import { imageBase64, type PlateDetection } from '../lib/events/parse';
-import type { ReceivedPost } from '../lib/events/server';
-import { checkRows } from '../lib/widget-settings';
-import type { DeviceConfigNode } from './device-config';
-import type { EventServerConfigNode } from './event-config';
+import { fromDevice, hostAddresses } from 'node-red-contrib-ipcam/dist/lib/events/filter';
+import { imageBase64, type PlateDetection } from 'node-red-contrib-ipcam/dist/lib/events/parse';
+import type { ReceivedPost } from 'node-red-contrib-ipcam/dist/lib/events/server';
+import { checkRows } from 'node-red-contrib-ipcam/dist/lib/widget-settings';
+import type { DeviceConfigNode } from 'node-red-contrib-ipcam/dist/nodes/device-config';
+import type { EventServerConfigNode } from 'node-red-contrib-ipcam/dist/nodes/event-config';
 import { Clients, registerWidget, serverEvent, type ClientMessage, type DashboardConnection } from './ui-dashboard';
 import { plateRow, type PlateRow } from './ui-plate-row';
-import type { Node, NodeAPI, NodeDef, NodeMessage } from './red';
+import type { Node, NodeAPI, NodeDef, NodeMessage } from 'node-red-contrib-ipcam/dist/nodes/red';
 
 interface PlatesDef extends NodeDef {
   group?: string;

@@ -5,19 +5,19 @@
  * timed moves of the same movers as ipcam-ptz: a release sends the one Stop, and a client that
  * goes away while its press holds the camera moving stops it.
  */
-import { takeSnapshot } from '../lib/ops/snapshot';
-import { CgiPtzMover } from '../lib/ops/ptz-cgi';
-import { PtzMover } from '../lib/ops/ptz-mover';
-import { FrameTicker, type FrameResult } from '../lib/frame-ticker';
-import { checkCameraSettings, type CameraSettings } from '../lib/widget-settings';
-import { IpcamError } from '../lib/errors';
-import type { DeviceClient } from '../lib/transport/client';
-import { plainReason } from '../lib/refusal';
-import type { DeviceConfigNode } from './device-config';
-import { deviceNamed } from './device-lookup';
+import { takeSnapshot } from 'node-red-contrib-ipcam/dist/lib/ops/snapshot';
+import { CgiPtzMover } from 'node-red-contrib-ipcam/dist/lib/ops/ptz-cgi';
+import { PtzMover } from 'node-red-contrib-ipcam/dist/lib/ops/ptz-mover';
+import { FrameTicker, type FrameResult } from 'node-red-contrib-ipcam/dist/lib/frame-ticker';
+import { checkCameraSettings, type CameraSettings } from 'node-red-contrib-ipcam/dist/lib/widget-settings';
+import { IpcamError } from 'node-red-contrib-ipcam/dist/lib/errors';
+import type { DeviceClient } from 'node-red-contrib-ipcam/dist/lib/transport/client';
+import { plainReason } from 'node-red-contrib-ipcam/dist/lib/refusal';
+import type { DeviceConfigNode } from 'node-red-contrib-ipcam/dist/nodes/device-config';
+import { deviceNamed } from 'node-red-contrib-ipcam/dist/nodes/device-lookup';
 import { Clients, registerWidget, serverEvent, type ClientMessage, type DashboardConnection } from './ui-dashboard';
 import { plateRow, type PlateRow } from './ui-plate-row';
-import type { Node, NodeAPI, NodeDef, NodeMessage } from './red';
+import type { Node, NodeAPI, NodeDef, NodeMessage } from 'node-red-contrib-ipcam/dist/nodes/red';
 
 interface CameraDef extends NodeDef {
   group?: string;

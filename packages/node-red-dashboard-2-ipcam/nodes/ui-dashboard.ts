@@ -9,7 +9,7 @@
  * used: it binds only connections opened after the widget registered, and a client that
  * reconnects during a redeploy would be left unheard.
  */
-import type { Node, NodeAPI, NodeDef, NodeMessage, SendFn } from './red';
+import type { Node, NodeAPI, NodeDef, NodeMessage, SendFn } from 'node-red-contrib-ipcam/dist/nodes/red';
 
 /** Where the server answers one widget: `ipcam-ui:<widget id>`. */
 export const serverEvent = (id: string): string => `ipcam-ui:${id}`;
@@ -30,8 +30,6 @@ export function routeAction(conn: DashboardConnection, id: unknown, msg: unknown
   return null;
 }
 
-/** This package in Node-RED's resources route, and each widget's bundle there. */
-const PACKAGE = 'node-red-contrib-ipcam';
 /** What a user installs for the widgets to work. */
 const DASHBOARD_PACKAGE = '@flowfuse/node-red-dashboard';
 
@@ -52,13 +50,8 @@ interface WidgetEvents {
   onInput: (msg: NodeMessage, send: SendFn) => void;
 }
 
-interface UiBase {
-  ui?: { widgets?: Map<string, { src?: unknown }> };
-}
-
 interface UiGroup {
   register(node: Node, config: NodeDef, events: WidgetEvents): void;
-  getBase?(): UiBase;
 }
 
 export interface WidgetGlue {
@@ -126,11 +119,10 @@ export class Clients {
 /**
  * Registers the widget with its Dashboard 2 group. Without Dashboard 2 (no group node of that
  * kind) the node says so in its status and takes no part: the rest of the flows run as before.
- * Returns false then.
+ * Returns false then. `_component` is unused: Dashboard 2 takes the component's name from this
+ * package's package.json.
  */
-export function registerWidget(RED: NodeAPI, node: Node, def: NodeDef & { group?: string }, component: string, glue: WidgetGlue): boolean {
-  // Dashboard 2 deletes `type` (and id, x, y, wires) from the settings it is given.
-  const type = node.type;
+export function registerWidget(RED: NodeAPI, node: Node, def: NodeDef & { group?: string }, _component: string, glue: WidgetGlue): boolean {
   const group = (def.group ? RED.nodes.getNode(def.group) : null) as Partial<UiGroup> | null;
   if (!group || typeof group.register !== 'function') {
     // Without Dashboard 2 the editor has no group to offer: the empty setting says what is missing too.
@@ -164,11 +156,9 @@ export function registerWidget(RED: NodeAPI, node: Node, def: NodeDef & { group?
     }
   };
   widgets.set(node.id, handler);
+  // Dashboard 2 finds the widget's bundle itself: this package is named node-red-dashboard-2-*
+  // and declares its widgets in package.json ("node-red-dashboard-2").
   group.register(node, def, events);
-  // Dashboard 2 finds a widget's bundle only in packages named node-red-dashboard-2-*; this one
-  // is not, so the widget names its bundle itself (served from this package's resources/).
-  const widget = group.getBase?.()?.ui?.widgets?.get(node.id);
-  if (widget && !widget.src) widget.src = { package: PACKAGE, name: type, src: `${type}.umd.js`, component };
   node.on('close', (_removed, done) => {
     closed = true;
     if (widgets.get(node.id) === handler) widgets.delete(node.id);

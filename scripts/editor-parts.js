@@ -1,0 +1,29 @@
+// Parts of the dialogs and help written once and composed in at build time, for both packages of
+// this repository (the nodes here and the Dashboard 2 widgets in packages/): a dialog's
+// `<!-- IPCAM-PART: <part> -->` line becomes docs/dialog/<part>.html, a help page's
+// `<!-- IPCAM-HELP: <part> -->` line docs/help/<part>.html. A placeholder naming no part, or not on
+// a line of its own, fails the build.
+const fs = require('node:fs');
+const path = require('node:path');
+
+const docs = path.resolve(__dirname, '..', 'docs');
+
+function compose(text, name, marker, dir, what) {
+  let count = 0;
+  const pattern = new RegExp(`^[ \\t]*<!-- ${marker}: ([a-z0-9-]+) -->[ \\t]*\\n`, 'gm');
+  // A function, not a string: `$'` and `$&` in a part are not replacement patterns.
+  const out = text.replace(pattern, (_, part) => {
+    const partFile = path.join(docs, dir, `${part}.html`);
+    if (!fs.existsSync(partFile)) throw new Error(`${name} asks for ${what} "${part}": there is no docs/${dir}/${part}.html`);
+    count++;
+    return fs.readFileSync(partFile, 'utf8');
+  });
+  if (out.includes(`<!-- ${marker}`)) throw new Error(`${name}: a ${what} placeholder is not on a line of its own`);
+  return { text: out, count };
+}
+
+/** A node's dialog (nodes/<type>.html) with its shared rows. */
+exports.withDialogParts = (text, name) => compose(text, name, 'IPCAM-PART', 'dialog', 'dialog part').text;
+
+/** A help page (locales/en-US/<type>.html) with its shared entries; `count` parts were composed. */
+exports.withHelpParts = (text, name) => compose(text, name, 'IPCAM-HELP', 'help', 'help part');
