@@ -3,7 +3,8 @@
  * by the hostile and connection-cap tests: its heap after GC is measured without the test's own
  * allocations (the floods it sends), and its sockets are not the test's.
  *
- * Messages in: `'measure'` (answers a `ChildReport`), `'close'`. First message out: `{ port }`.
+ * Messages in: `'measure'` (answers a `ChildReport`, heap after GC), `'peek'` (the same without the
+ * GC, for polling while a test's timing matters), `'close'`. First message out: `{ port }`.
  */
 import { EventServer, type EventServerOptions } from '../lib/events/server';
 
@@ -33,9 +34,11 @@ async function main(): Promise<void> {
   const gc = (globalThis as { gc?: () => void }).gc;
   if (!gc) throw new Error('run with --expose-gc');
   process.on('message', (message: unknown) => {
-    if (message === 'measure') {
-      gc();
-      gc();
+    if (message === 'measure' || message === 'peek') {
+      if (message === 'measure') {
+        gc();
+        gc();
+      }
       const report: ChildReport = { heapUsed: process.memoryUsage().heapUsed, delivered, plates: [...plates], connections: server.connections, warnings };
       process.send?.(report);
     } else if (message === 'close') {

@@ -18,9 +18,11 @@ export interface EventServerOptions {
   /** Largest body accepted (default 4 MiB); a larger one is answered 413. */
   maxBody?: number;
   /**
-   * Connections held at once (default 256); one sender may hold at most half. At the cap a new
-   * connection takes the place of the oldest one still sending its headers, else of the one idle
-   * longest; when every connection is in a request, the new one is closed at once.
+   * Connections held at once (default 256); one sender may hold at most half. At the cap (of all,
+   * or of the sender, then among its own) a new connection takes the place of the oldest of: one
+   * still sending its headers, one sending its body below `MIN_BODY_RATE`, one idle without an
+   * accepted post; else of the kept one whose last post is the oldest. When every connection is a
+   * request whose body arrives at rate, the new one is closed at once.
    */
   maxConnections?: number;
   /** Time a request may take to send its headers, ms (default 15 s); then 408 and closed. */
@@ -118,32 +120,138 @@ interface Resolved {
   warnEveryMs: number;
 }
 
-/** Where a connection is: sending its (first) headers, in a request of ours to answer, or idle between requests. */
-type Phase = 'headers' | 'request' | 'idle';
+/**
+ * Where a connection stands: still sending its (first) headers; in a request (its body being
+ * received, or its answer written); idle after a request that was not an accepted post (refused,
+ * or none yet); idle after an accepted post.
+ */
+type Standing = 'headers' | 'request' | 'unposted' | 'posted';
+
+/** Why a connection gave way, for the warning: its standing, a request only when `slow`. */
+type Yield = 'headers' | 'slow' | 'unposted' | 'posted';
 
 interface Held {
   sender: string;
-  phase: Phase;
+  standing: Standing;
+  /** When it took its standing (monotonic ms): connected, its request's headers read, or idle. */
+  since: number;
   /** Requests read and not yet answered (more than one when a sender pipelines). */
   open: number;
   /** The response being written: a timeout or parse error then must not write a second status line. */
   response: ServerResponse | undefined;
+  /** The request under way (its headers read) was an accepted post: the connection is then idle as `posted`. */
+  accepted: boolean;
+  /** Bytes the socket had read before the request under way began: its headers count towards its rate. */
+  readBefore: number;
 }
 
 /**
- * The connections a server holds, by phase, each phase an insertion-ordered Set so that the
- * oldest is its first entry: every step (admit, request, answer, close, pick one to give up) is
- * O(1), and nothing outlives the connection.
+ * A body must arrive at this rate at least, bytes per second averaged from its headers on (the
+ * headers count), or its connection gives way at a cap like a half-sent one. Real posts with
+ * pictures run to 500 KB-1.3 MB and arrive in well under a second on a LAN (over 1 MB/s); a
+ * camera behind a 1 Mbit/s uplink sends 125 KB/s, 8 times this floor. A sender dripping a body
+ * falls below it within milliseconds (its ~100 bytes of headers last 6 ms); to hold a slot it
+ * must send 16 KiB every second, and 256 slots then cost it 4 MiB/s (32 Mbit/s).
+ */
+export const MIN_BODY_RATE = 16 * 1024;
+/** How each kind of connection that gives way at a cap is named in the warning. */
+const GIVING_WAY: Record<Yield, string> = {
+  headers: 'oldest connection still sending its headers',
+  slow: `connection sending its body below ${MIN_BODY_RATE} bytes/s`,
+  unposted: 'connection idle longest without an accepted post',
+  posted: 'kept connection whose last post is the oldest',
+};
+/** Requests checked for their rate per search for a connection to give way: the cost of one newcomer stays small whatever the cap. */
+const RATE_CHECKS = 32;
+
+/** Connections by standing, each standing an insertion-ordered Set so that the first entry took it first. */
+class Standings {
+  readonly sets: Record<Standing, Set<Socket>> = { headers: new Set(), request: new Set(), unposted: new Set(), posted: new Set() };
+  size = 0;
+
+  add(socket: Socket, standing: Standing): void {
+    this.sets[standing].add(socket);
+    this.size += 1;
+  }
+
+  delete(socket: Socket, standing: Standing): void {
+    if (this.sets[standing].delete(socket)) this.size -= 1;
+  }
+
+  /**
+   * The connection to give up for a new one, if any may be. First whichever took its standing
+   * earliest of: the oldest still sending its headers, a request whose body arrives below
+   * `MIN_BODY_RATE` (the first found), the one idle longest without an accepted post; all three
+   * cost their sender next to nothing, and a camera's new connection, in its first milliseconds
+   * still "sending its headers", is younger than any of a flood's. Then the kept connection whose
+   * last post is the oldest. A request at rate is never given up. At most `RATE_CHECKS` requests
+   * are checked; those found at rate go to the end of their set, so that the next search checks others.
+   */
+  yielding(entryOf: (socket: Socket) => Held | undefined, now: number): { socket: Socket; why: Yield } | undefined {
+    let chosen: { socket: Socket; why: Yield; since: number } | undefined;
+    const consider = (socket: Socket | undefined, why: Yield): void => {
+      const since = socket && entryOf(socket)?.since;
+      if (socket && since !== undefined && (!chosen || since < chosen.since)) chosen = { socket, why, since };
+    };
+    consider(first(this.sets.headers), 'headers');
+    consider(this.firstSlow(entryOf, now), 'slow');
+    consider(first(this.sets.unposted), 'unposted');
+    if (!chosen) consider(first(this.sets.posted), 'posted');
+    return chosen && { socket: chosen.socket, why: chosen.why };
+  }
+
+  clear(): void {
+    for (const set of Object.values(this.sets)) set.clear();
+    this.size = 0;
+  }
+
+  private firstSlow(entryOf: (socket: Socket) => Held | undefined, now: number): Socket | undefined {
+    const requests = this.sets.request;
+    const atRate: Socket[] = [];
+    let found: Socket | undefined;
+    for (const socket of requests) {
+      const entry = entryOf(socket);
+      if (entry && belowRate(socket, entry, now)) {
+        found = socket;
+        break;
+      }
+      atRate.push(socket);
+      if (atRate.length >= RATE_CHECKS) break;
+    }
+    for (const socket of atRate) {
+      requests.delete(socket);
+      requests.add(socket);
+    }
+    return found;
+  }
+}
+
+function first(set: Set<Socket>): Socket | undefined {
+  const next = set.values().next();
+  return next.done ? undefined : next.value;
+}
+
+/** A request whose bytes since it began (its headers included) are fewer than `MIN_BODY_RATE` over its time so far. */
+function belowRate(socket: Socket, entry: Held, now: number): boolean {
+  return entry.standing === 'request' && (socket.bytesRead - entry.readBefore) * 1_000 < MIN_BODY_RATE * (now - entry.since);
+}
+
+/**
+ * The connections a server holds, by standing, in all and per sender: every step (admit,
+ * request, answer, close) is O(1), a search for one to give way checks at most `RATE_CHECKS`
+ * bodies, and nothing outlives its connection (a sender's entry goes with its last connection).
  *
- * Which one gives way at the cap is the point: a connection that has not finished its headers
- * costs its sender nothing and is what a flood consists of; an idle one belongs to a device that
- * reconnects when it next posts; one in a request is a post being received or answered and is
- * never given up for a newcomer.
+ * Which one gives way at a cap is the point: a connection that has not finished its headers, or
+ * sends its body below `MIN_BODY_RATE`, costs its sender next to nothing and is what a flood
+ * consists of; an idle one belongs to a device that reconnects when it next posts, and the kept
+ * connection of a camera that posted recently is the last of them to go; a request whose body
+ * arrives at rate is a post being received and is never given up for a newcomer.
  */
 class ConnectionTable {
   private readonly held = new Map<Socket, Held>();
-  private readonly sendingHeaders = new Set<Socket>();
-  private readonly idle = new Set<Socket>();
+  private readonly all = new Standings();
+  private readonly bySender = new Map<string, Standings>();
+  private readonly entryOf = (socket: Socket): Held | undefined => this.held.get(socket);
 
   get size(): number {
     return this.held.size;
@@ -153,9 +261,24 @@ class ConnectionTable {
     return this.held.keys();
   }
 
+  get inRequest(): number {
+    return this.all.sets.request.size;
+  }
+
+  /** Connections `sender` holds now. */
+  heldBy(sender: string): number {
+    return this.bySender.get(sender)?.size ?? 0;
+  }
+
   add(socket: Socket, sender: string): void {
-    this.held.set(socket, { sender, phase: 'headers', open: 0, response: undefined });
-    this.sendingHeaders.add(socket);
+    this.held.set(socket, { sender, standing: 'headers', since: performance.now(), open: 0, response: undefined, accepted: false, readBefore: socket.bytesRead });
+    this.all.add(socket, 'headers');
+    let own = this.bySender.get(sender);
+    if (!own) {
+      own = new Standings();
+      this.bySender.set(sender, own);
+    }
+    own.add(socket, 'headers');
   }
 
   /** A request's headers are in: its connection's entry (the sender, known since it connected), if still held. */
@@ -164,8 +287,15 @@ class ConnectionTable {
     if (!entry) return undefined;
     entry.open += 1;
     entry.response = response;
+    entry.accepted = false;
     this.move(socket, entry, 'request');
     return entry;
+  }
+
+  /** The request under way on `socket` is an accepted post (answered 200). */
+  accepted(socket: Socket): void {
+    const entry = this.held.get(socket);
+    if (entry) entry.accepted = true;
   }
 
   /** The answer to `response` is written or cut off: no longer "mid-response", and the response is not held while idle. */
@@ -174,7 +304,9 @@ class ConnectionTable {
     if (!entry) return;
     if (entry.response === response) entry.response = undefined;
     entry.open = Math.max(0, entry.open - 1);
-    if (entry.open === 0 && !socket.destroyed) this.move(socket, entry, 'idle');
+    if (entry.open > 0 || socket.destroyed) return;
+    entry.readBefore = socket.bytesRead;
+    this.move(socket, entry, entry.accepted ? 'posted' : 'unposted');
   }
 
   /** The response being written on a connection, if any. */
@@ -182,12 +314,12 @@ class ConnectionTable {
     return this.held.get(socket as Socket)?.response;
   }
 
-  /** The connection to give up for a new one at the cap, if any may be: the oldest still sending headers, else the one idle longest. */
-  yielding(): { socket: Socket; phase: Phase; sender: string } | undefined {
-    const first = this.sendingHeaders.values().next();
-    const socket = first.done ? this.idle.values().next().value : first.value;
-    const entry = socket && this.held.get(socket);
-    return socket && entry ? { socket, phase: entry.phase, sender: entry.sender } : undefined;
+  /** The connection to give up for a new one at the cap (of `sender`'s own when given), if any may be. */
+  yielding(sender?: string): { socket: Socket; why: Yield; sender: string } | undefined {
+    const standings = sender === undefined ? this.all : this.bySender.get(sender);
+    const found = standings?.yielding(this.entryOf, performance.now());
+    const entry = found && this.held.get(found.socket);
+    return found && entry ? { ...found, sender: entry.sender } : undefined;
   }
 
   /** Forgets a connection; its sender when it was held (once per connection, however often called). */
@@ -195,23 +327,29 @@ class ConnectionTable {
     const entry = this.held.get(socket);
     if (!entry) return undefined;
     this.held.delete(socket);
-    this.sendingHeaders.delete(socket);
-    this.idle.delete(socket);
+    this.all.delete(socket, entry.standing);
+    const own = this.bySender.get(entry.sender);
+    own?.delete(socket, entry.standing);
+    if (own?.size === 0) this.bySender.delete(entry.sender);
     return entry.sender;
   }
 
   clear(): void {
     this.held.clear();
-    this.sendingHeaders.clear();
-    this.idle.clear();
+    this.all.clear();
+    this.bySender.clear();
   }
 
-  private move(socket: Socket, entry: Held, phase: Phase): void {
-    if (entry.phase === phase) return;
-    if (entry.phase === 'headers') this.sendingHeaders.delete(socket);
-    else if (entry.phase === 'idle') this.idle.delete(socket);
-    entry.phase = phase;
-    if (phase === 'idle') this.idle.add(socket);
+  /** Into its new standing, at the end of its sets; a request (again) starts its time and bytes anew (pipelined ones included). */
+  private move(socket: Socket, entry: Held, standing: Standing): void {
+    entry.since = performance.now();
+    if (entry.standing === standing) return;
+    this.all.delete(socket, entry.standing);
+    const own = this.bySender.get(entry.sender);
+    own?.delete(socket, entry.standing);
+    entry.standing = standing;
+    this.all.add(socket, standing);
+    own?.add(socket, standing);
   }
 }
 
@@ -219,8 +357,9 @@ class ConnectionTable {
  * The HTTP listener devices post events to: answers each post at once, enforces the limits and
  * hands parsed posts to every subscriber. One per `ipcam-event-server` config node.
  *
- * Everything a sender can make it hold is bounded: connections (in all and per sender; at the cap
- * a half-sent or idle one gives way to a newcomer, so half-sent requests cannot hold the slots),
+ * Everything a sender can make it hold is bounded: connections (in all and per sender; at a cap
+ * a half-sent, slow-bodied or idle one gives way to a newcomer, so neither half-sent requests nor
+ * bodies dripped below `MIN_BODY_RATE` can hold the slots),
  * the time a request may take, the bytes of bodies being received, the cost of parsing a post,
  * and the warnings it writes. It keeps nothing per device.
  */
@@ -229,8 +368,6 @@ export class EventServer {
   private readonly parseLimits: Partial<ParseLimits>;
   private readonly subscribers = new Set<EventSubscriber>();
   private readonly sockets = new ConnectionTable();
-  /** Open connections per sender address: at most one entry per open connection. */
-  private readonly perSender = new Map<string, number>();
   private readonly warnings: WarningThrottle;
   private server: Server | undefined;
   private current: EventServerState = 'starting';
@@ -264,6 +401,11 @@ export class EventServer {
   /** Connections open now (a test and status aid). */
   get connections(): number {
     return this.sockets.size;
+  }
+
+  /** Connections in a request now: its headers read, its answer not yet written (a test and status aid). */
+  get requests(): number {
+    return this.sockets.inRequest;
   }
 
   /** Body bytes held now by posts being received (a test and status aid). */
@@ -328,7 +470,6 @@ export class EventServer {
     const closed = new Promise<void>((done) => server.close(() => done()));
     for (const socket of [...this.sockets.sockets()]) socket.destroy();
     this.sockets.clear();
-    this.perSender.clear();
     await closed;
   }
 
@@ -340,49 +481,47 @@ export class EventServer {
 
   /**
    * One sender may hold half the connections: a flood from one host leaves room for the devices.
-   * At the cap a connection still sending its headers, else an idle one, gives way to the
-   * newcomer; when every connection is in a request, the newcomer is closed.
+   * At its cap, the sender's own connection that gives way first (`Standings.yielding`) makes room
+   * for its new one: a camera behind the same NAT address as a misbehaving device still posts. At
+   * the cap of all, the first to give way of all gives way. When none may (every one is a request
+   * whose body arrives at rate), the newcomer is closed.
    */
   private admit(socket: Socket): void {
-    const sender = plainAddress(socket.remoteAddress ?? '');
-    const held = this.perSender.get(sender) ?? 0;
     if (!this.server) {
       socket.destroy();
       return;
     }
+    const sender = plainAddress(socket.remoteAddress ?? '');
+    const held = this.sockets.heldBy(sender);
     if (held >= this.opts.perSender) {
-      socket.destroy();
-      this.warnings.warn('sender cap', `${sender} holds ${held} connections, the most one sender may: a further one was closed`);
-      return;
-    }
-    if (this.sockets.size >= this.opts.maxConnections && !this.giveWay(sender)) {
+      if (!this.giveWay(sender, sender)) {
+        socket.destroy();
+        this.warnings.warn('sender cap', `${sender} holds ${held} connections, the most one sender may, each in a request: a further one was closed`);
+        return;
+      }
+    } else if (this.sockets.size >= this.opts.maxConnections && !this.giveWay(sender)) {
       socket.destroy();
       this.warnings.warn('connection cap', `Connection limit of ${this.opts.maxConnections} reached, every connection in a request: a connection from ${sender} was closed`);
       return;
     }
-    this.perSender.set(sender, held + 1);
     this.sockets.add(socket, sender);
-    socket.once('close', () => this.forget(socket));
+    socket.once('close', () => this.sockets.remove(socket));
   }
 
-  /** Closes the connection that gives way to one from `newcomer`; false when none may. */
-  private giveWay(newcomer: string): boolean {
-    const yielding = this.sockets.yielding();
+  /** Closes the connection that gives way to one from `newcomer` (one of `own`'s when given); false when none may. */
+  private giveWay(newcomer: string, own?: string): boolean {
+    const yielding = this.sockets.yielding(own);
     if (!yielding) return false;
-    this.forget(yielding.socket);
+    // Its slot and its sender's count are freed at once, before its 'close'.
+    this.sockets.remove(yielding.socket);
     yielding.socket.destroy();
-    const what = yielding.phase === 'headers' ? 'the oldest connection still sending its headers' : 'the connection idle longest';
-    this.warnings.warn(`cap ${yielding.phase}`, `Connection limit of ${this.opts.maxConnections} reached: ${what} (from ${yielding.sender}) was closed for one from ${newcomer}`);
+    const what = GIVING_WAY[yielding.why];
+    if (own === undefined) {
+      this.warnings.warn(`cap ${yielding.why}`, `Connection limit of ${this.opts.maxConnections} reached: the ${what} (from ${yielding.sender}) was closed for one from ${newcomer}`);
+    } else {
+      this.warnings.warn(`sender cap ${yielding.why}`, `${own} holds ${this.opts.perSender} connections, the most one sender may: its ${what} was closed for its new one`);
+    }
     return true;
-  }
-
-  /** Its slot and its sender's count are freed at once, whether it closed or gave way (then before its 'close'). */
-  private forget(socket: Socket): void {
-    const sender = this.sockets.remove(socket);
-    if (sender === undefined) return;
-    const left = (this.perSender.get(sender) ?? 1) - 1;
-    if (left > 0) this.perSender.set(sender, left);
-    else this.perSender.delete(sender);
   }
 
   /** Unparsable requests and the header and request timeouts: answered, closed, and logged at a bounded rate. */
@@ -487,6 +626,7 @@ export class EventServer {
       const receivedAt = Date.now();
       const read = this.parse(body, remote, receivedAt);
       if (read.refused) return this.refuse(res, remote, read.refused.status, read.refused.text);
+      this.sockets.accepted(req.socket);
       res.writeHead(200, SUCCESS_HEADERS);
       res.end(SUCCESS_BYTES);
       if (read.ignoredItems > 0) {
