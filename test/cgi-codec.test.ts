@@ -133,10 +133,17 @@ describe('cgi codec: parseKeyValues', () => {
     assert.equal(map.get('Custom.Url'), 'http://x/?q=1&r=2');
   });
 
-  it('keeps an empty value and the spaces of a value', () => {
-    const map = parseKeyValues('root.Image.I0.Text.String=\r\nroot.Motion.M0.Name= Front door \r\n');
+  it('keeps an empty value; trims the spaces around names and values, not inside (field notes)', () => {
+    const map = parseKeyValues('root.Image.I0.Text.String=\r\nroot.Motion.M0.Name= Front door \r\n root.Group.Name = yes \r\n\troot.Tab.Name\t=\ta  b\t\r\n');
     assert.equal(map.get('Image.I0.Text.String'), '');
-    assert.equal(map.get('Motion.M0.Name'), ' Front door ');
+    assert.equal(map.get('Motion.M0.Name'), 'Front door');
+    assert.equal(map.get('Group.Name'), 'yes');
+    assert.equal(map.get('Tab.Name'), 'a  b');
+    assert.deepEqual([...map.keys()], ['Image.I0.Text.String', 'Motion.M0.Name', 'Group.Name', 'Tab.Name']);
+  });
+
+  it('skips a line whose name is only spaces', () => {
+    assert.deepEqual([...parseKeyValues('  = orphan\r\nA=1\r\n')], [['A', '1']]);
   });
 
   it('skips lines without a key (no = or = first)', () => {

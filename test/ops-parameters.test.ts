@@ -11,6 +11,7 @@ import { PARAM_NAME_MAX, PARAM_NAMES_MAX, PARAM_VALUE_MAX } from '../lib/ops/par
 import { startSimulator, type Simulator } from '../lib/simulator';
 import { DeviceClient } from '../lib/transport/client';
 import { expectRejection, SIM_PASSWORD, SIM_USER } from './helpers';
+import { RawDevice } from './raw-device';
 import { requestOp as op, requestTarget as target } from './ops-helper';
 
 describe('operations: parameters', function () {
@@ -107,6 +108,20 @@ describe('operations: parameters', function () {
       assert.deepEqual(payload, { 'General.Time.TimeZone': 'GMT-06:00/America/Mexico_City', 'Image.I0.Text.String': 'a=b' });
     });
 
+    it('listParams trims the spaces some firmware writes around names, = and values (field notes)', async function () {
+      sim.state.params.set('Network.Bonjour.FriendlyName', 'Main Entrance');
+      sim.state.params.set('Image.I0.Text.String', 'a = b');
+      sim.setAnswer({ spacedParams: true });
+      try {
+        const raw = await client.request({ path: '/cgi-bin/admin/param?action=list&group=Network.Bonjour' });
+        assert.equal(raw.body.toString(), ' root.Network.Bonjour.FriendlyName = Main Entrance \r\n', 'the simulator writes the spaces');
+        const { payload } = await runOperation(client, op('listParams'), { group: ['Network.Bonjour', 'Image.I0.Text'] });
+        assert.deepEqual(payload, { 'Network.Bonjour.FriendlyName': 'Main Entrance', 'Image.I0.Text.String': 'a = b' });
+      } finally {
+        sim.setAnswer({ spacedParams: false });
+      }
+    });
+
     it('updateParams assigns the values and names them', async function () {
       const { payload } = await runOperation(client, op('updateParams'), { params: { 'Image.I0.Text.String': 'Tor Nord & Süd', 'Motion.M0.Sensitivity': 85 } });
       assert.deepEqual(payload, { ok: true, updated: ['Image.I0.Text.String', 'Motion.M0.Sensitivity'] });
@@ -190,6 +205,24 @@ describe('operations: parameters', function () {
         texts.push(err.message, JSON.stringify(err));
       }
       for (const text of texts) assert.ok(!text.includes(SIM_PASSWORD) && !text.includes('S3cr3t'), text.slice(0, 200));
+    });
+  });
+
+  describe('a raw device writing spaces around names, = and values (field notes)', function () {
+    it('listParams gives the names and values trimmed, spaces inside a value kept, an empty value empty', async function () {
+      const body = [' root.Network.Bonjour.FriendlyName = Main Entrance ', 'root.Group.Name = yes ', '\troot.Image.I0.Text.String =\ta = b\t', 'root.Image.I0.Text.Empty = ', ' = orphan', ''].join('\r\n');
+      const device = new RawDevice((socket) => {
+        socket.end(`HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      });
+      const raw = new DeviceClient({ host: '127.0.0.1', port: await device.listen(), username: 'u', password: 'p', auth: 'basic', timeout: 5000 });
+      try {
+        const { payload } = await runOperation(raw, op('listParams'), { group: ['Network', 'Group', 'Image'] });
+        assert.deepEqual(payload, { 'Network.Bonjour.FriendlyName': 'Main Entrance', 'Group.Name': 'yes', 'Image.I0.Text.String': 'a = b', 'Image.I0.Text.Empty': '' });
+        assert.equal(device.requests.length, 1);
+      } finally {
+        await raw.close();
+        await device.close();
+      }
     });
   });
 

@@ -63,7 +63,9 @@ export function encodeCgi(text: string): string {
 
 /**
  * Parses `key=value` lines. The `root.` prefix is dropped (devices add it even when not asked),
- * `\r` is stripped, blank lines and lines without `=` are skipped. Order is kept.
+ * `\r` is stripped, blank lines and lines without `=` are skipped. Order is kept. Keys and values
+ * are trimmed of the spaces around them: field notes, some firmware writes
+ * ` root.Group.Name = value `, and the devices' own client libraries trim both.
  */
 export function parseKeyValues(body: string | Buffer): Map<string, string> {
   const text = typeof body === 'string' ? body : body.toString('utf8');
@@ -73,7 +75,8 @@ export function parseKeyValues(body: string | Buffer): Map<string, string> {
     const eq = line.indexOf('=');
     if (eq <= 0) continue;
     const key = line.slice(0, eq).trim().replace(/^root\./, '');
-    out.set(key, line.slice(eq + 1));
+    if (key === '') continue;
+    out.set(key, line.slice(eq + 1).trim());
   }
   return out;
 }

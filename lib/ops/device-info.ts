@@ -45,5 +45,5 @@ export function parseDeviceInfo(root: XmlElement): XmlDeviceInfo {
 }
 
 export async function getDeviceInfo(client: DeviceClient, signal?: AbortSignal): Promise<XmlDeviceInfo> {
-  return parseDeviceInfo(await sendXml(client, { path: DEVICE_INFO_PATH, method: 'GET' }, signal));
+  return parseDeviceInfo(await sendXml(client, { path: DEVICE_INFO_PATH, method: 'GET', repeatable: true }, signal));
 }

@@ -115,6 +115,25 @@ export function cgiPtzPath(c: CgiPtzCommand): string {
   }
 }
 
+/**
+ * Sending it twice does what sending it once does: a stop, home, a preset gone to or saved (at
+ * the same place, under the same number or name), a tour stopped, a move that lasts until stop.
+ * Not a single step (twice is two steps), a reset, a preset removed (the second is refused) or
+ * a tour started (it starts over).
+ */
+export function cgiPtzRepeatable(c: CgiPtzCommand): boolean {
+  switch (c.action) {
+    case 'move':
+      return c.move === 'stop' || c.move === 'home' || c.continuous === true;
+    case 'gotoPreset':
+    case 'savePreset':
+    case 'stopTour':
+      return true;
+    default:
+      return false;
+  }
+}
+
 /** A command as its parameter: `checkCgiPtz` (which takes its own checked commands back unchanged). */
 const commandParam: Param<CgiPtzCommand> = { limits: { type: 'object', fields: {} }, parse: (value) => checkCgiPtz(value) };
 
@@ -126,7 +145,7 @@ export const cgiPtzCommand = defineOp({
   class: 'change',
   summary: 'One PTZ command of the CGI interface (moves, presets, tours)',
   params: commandParam,
-  request: (c) => ({ path: cgiPtzPath(c), control: true, what: 'PTZ command' }),
+  request: (c) => ({ path: cgiPtzPath(c), control: true, what: 'PTZ command', ...(cgiPtzRepeatable(c) && { repeatable: true }) }),
   parse: (_answer, c) => ({ payload: c }),
 });
 

@@ -2,6 +2,7 @@ import { IpcamError, inputError } from '../errors';
 import { echo } from '../echo';
 import { checkDuration, TimedMoves } from '../timed-moves';
 import type { DeviceClient } from '../transport/client';
+import type { XmlElement } from '../xml/codec';
 import { sendXml } from './runner';
 import { checkChannel, checkSpeed, DEFAULT_SPEED_RANGE, PTZ_ACTIONS, ptzAction, ptzControl, speedRange, type PtzAction } from './ptz-xml';
 import {
@@ -88,7 +89,7 @@ export class PtzMover extends TimedMoves {
     const channel = checkChannel(request.channel);
     checkDuration(request.duration);
     if (request.home !== undefined && request.home !== false) throw inputError('home (a preset as home position) is for the CGI interface only');
-    const send = (r: XmlRequest): Promise<unknown> => sendXml(this.client, { path: r.path, ...(r.xml !== undefined && { xml: r.xml }), control: true }, signal);
+    const send = (r: XmlRequest): Promise<XmlElement> => sendXml(this.client, { ...r, control: true }, signal);
     const key = String(channel);
     switch (action) {
       case 'gotoPreset': {
@@ -120,16 +121,16 @@ export class PtzMover extends TimedMoves {
         await send(stopCruiseRequest(channel));
         break;
       case 'listPresets':
-        return { action, ok: true, list: parsePtzList(await sendXml(this.client, { path: presetsRequest(channel).path, control: true }, signal), 'presetInfo') };
+        return { action, ok: true, list: parsePtzList(await send(presetsRequest(channel)), 'presetInfo') };
       case 'listTours':
-        return { action, ok: true, list: parsePtzList(await sendXml(this.client, { path: cruisesRequest(channel).path, control: true }, signal), 'cruiseInfo') };
+        return { action, ok: true, list: parsePtzList(await send(cruisesRequest(channel)), 'cruiseInfo') };
     }
     return { action, ok: true };
   }
 
   /** The id of the preset named `name` on `channel` (PtzGetPresets); EDEVICE when there is none. */
   private async presetId(channel: number, name: string, signal?: AbortSignal): Promise<number> {
-    const list = parsePtzList(await sendXml(this.client, { path: presetsRequest(channel).path, control: true }, signal), 'presetInfo');
+    const list = parsePtzList(await sendXml(this.client, { ...presetsRequest(channel), control: true }, signal), 'presetInfo');
     const found = list.find((p) => p.name === name);
     if (!found) throw new IpcamError('EDEVICE', `The device has no preset named ${echo(name)} on channel ${channel}`, { deviceCode: 20 });
     return found.id;

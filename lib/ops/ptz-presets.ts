@@ -28,6 +28,8 @@ export const xmlCruiseId = int(XML_CRUISE_ID);
 export interface XmlRequest {
   path: string;
   xml?: string;
+  /** Safe to send twice (a list read, a preset gone to, a cruise stopped): see `OpRequest.repeatable`. */
+  repeatable?: boolean;
 }
 
 /** A preset or cruise as the device lists it. */
@@ -52,7 +54,7 @@ function idDocument(root: 'presetInfo' | 'cruiseInfo', id: number): string {
 }
 
 export function gotoPresetRequest(channel: number, id: number): XmlRequest {
-  return { path: on('PtzGotoPreset', channel), xml: idDocument('presetInfo', xmlPresetId.parse(id, 'Preset id')) };
+  return { path: on('PtzGotoPreset', channel), xml: idDocument('presetInfo', xmlPresetId.parse(id, 'Preset id')), repeatable: true };
 }
 
 export function deletePresetRequest(channel: number, id: number): XmlRequest {
@@ -65,11 +67,11 @@ export function addPresetRequest(channel: number, name: string): XmlRequest {
 }
 
 export function presetsRequest(channel: number): XmlRequest {
-  return { path: on('PtzGetPresets', channel) };
+  return { path: on('PtzGetPresets', channel), repeatable: true };
 }
 
 export function cruisesRequest(channel: number): XmlRequest {
-  return { path: on('PtzGetCruises', channel) };
+  return { path: on('PtzGetCruises', channel), repeatable: true };
 }
 
 export function runCruiseRequest(channel: number, id: number): XmlRequest {
@@ -77,7 +79,7 @@ export function runCruiseRequest(channel: number, id: number): XmlRequest {
 }
 
 export function stopCruiseRequest(channel: number): XmlRequest {
-  return { path: on('PtzStopCruise', channel) };
+  return { path: on('PtzStopCruise', channel), repeatable: true };
 }
 
 /**

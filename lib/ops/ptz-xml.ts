@@ -81,7 +81,7 @@ export function parsePtzCaps(root: XmlElement): PtzCaps {
 
 /** PtzGetCaps: the speed range of a channel. */
 export async function getPtzCaps(client: DeviceClient, channel = 1, signal?: AbortSignal): Promise<SpeedRange> {
-  const caps = parsePtzCaps(await sendXml(client, { path: ptzCapsPath(channel), control: true }, signal));
+  const caps = parsePtzCaps(await sendXml(client, { path: ptzCapsPath(channel), control: true, repeatable: true }, signal));
   return { min: caps.minSpeed, max: caps.maxSpeed };
 }
 
@@ -132,7 +132,8 @@ export const ptzControlOp = defineOp({
   class: 'change',
   summary: 'One PTZ move, zoom, focus or iris command of the XML interface (PtzControl)',
   params: controlParam,
-  request: (c) => ({ path: `/PtzControl/${c.channel}/${c.action}`, xml: buildDocument('1.0', [xml.uint('speed', c.speed)], 'actionInfo'), control: true }),
+  // Spec 4.6: every action lasts until Stop, so each sent twice does what it does once.
+  request: (c) => ({ path: `/PtzControl/${c.channel}/${c.action}`, xml: buildDocument('1.0', [xml.uint('speed', c.speed)], 'actionInfo'), control: true, repeatable: true }),
   parse: (_root, c) => ({ payload: c }),
 });
 

@@ -159,9 +159,9 @@ export function checkSequence(value: unknown, output: number): { action: string;
 /** Spec 4.4: `output?action=...`, on the control lane. */
 const OUTPUT_PATH = '/cgi-bin/admin/output';
 
-function outputAction(action: string): OpRequest {
+function outputAction(action: string, repeatable = false): OpRequest {
   // A refusal comes as HTTP 200 with `# Error: Error setting output`: EDEVICE, never a success.
-  return { path: OUTPUT_PATH, query: { action }, control: true, what: 'relay command' };
+  return { path: OUTPUT_PATH, query: { action }, control: true, what: 'relay command', ...(repeatable && { repeatable }) };
 }
 
 /** The relay's own checks (their messages name the node's settings), as parameters of the operations. */
@@ -177,7 +177,8 @@ export const relaySwitch = defineOp({
   class: 'change',
   summary: 'Switches an output relay on or off',
   params: shape({ output: outputParam, active: bool() }),
-  request: (p) => outputAction(`${p.output}:${p.active ? ACTIVE : INACTIVE}`),
+  // On or off twice is on or off: safe to send again. A pulse or a sequence twice is two (the default).
+  request: (p) => outputAction(`${p.output}:${p.active ? ACTIVE : INACTIVE}`, true),
   parse: (_answer, p): { payload: RelayState } => ({ payload: { output: p.output, active: p.active } }),
 });
 

@@ -12,7 +12,7 @@ import { didYouMean } from '../suggest';
 import { secretValues } from '../params';
 import type { DeviceClient, RequestOptions } from '../transport/client';
 import type { XmlElement } from '../xml/codec';
-import type { OpClass, OpContext, OpRequest, OpResult, Operation } from './types';
+import { repeatableClass, type OpClass, type OpContext, type OpRequest, type OpResult, type Operation } from './types';
 
 export interface RunOptions {
   signal?: AbortSignal;
@@ -32,8 +32,12 @@ export function targetOf(request: OpRequest): string {
 
 export { cgiAnswer } from '../answer';
 
-export function contextFor(client: DeviceClient, options: RunOptions = {}): OpContext {
-  return new RunContext(client, options.signal, options.secrets ?? [], options.onProgress);
+/**
+ * @param repeatable every request of the call may be sent twice (its operation changes nothing,
+ *   `repeatableClass`); otherwise only those that say so (`OpRequest.repeatable`).
+ */
+export function contextFor(client: DeviceClient, options: RunOptions = {}, repeatable = false): OpContext {
+  return new RunContext(client, options.signal, options.secrets ?? [], options.onProgress, repeatable);
 }
 
 /**
@@ -47,6 +51,8 @@ class RunContext implements OpContext {
     /** The call's secrets (see `RunOptions.secrets`). */
     private readonly carried: readonly string[],
     private readonly onProgress: RunOptions['onProgress'],
+    /** See `contextFor`. */
+    private readonly repeatable: boolean,
   ) {}
 
   cgi(request: OpRequest): Promise<CgiAnswer> {
@@ -65,6 +71,7 @@ class RunContext implements OpContext {
     if (request.onUpload) opts.onUpload = request.onUpload;
     if (request.control) opts.control = true;
     if (request.allowHttpError) opts.allowHttpError = true;
+    if (this.repeatable || request.repeatable) opts.repeatable = true;
     const ctx: AnswerContext = { what: request.what ?? `request ${request.path}`, names: request.names ?? [], secrets: withSecrets(this.carried, request.secrets) };
     if (request.content) ctx.content = true;
     if (request.groups) ctx.groups = true;
@@ -80,6 +87,7 @@ class RunContext implements OpContext {
       ...(request.control && { control: true }),
       ...(request.maxBytes !== undefined && { maxBytes: request.maxBytes }),
       ...(request.maxElements !== undefined && { maxElements: request.maxElements }),
+      ...((this.repeatable || request.repeatable) && { repeatable: true }),
       secrets: withSecrets(this.carried, request.secrets),
     });
   }
@@ -111,7 +119,7 @@ export function sendXml(client: DeviceClient, request: OpRequest, signal?: Abort
  */
 export function runOperation(client: DeviceClient, operation: Operation, input: unknown, options: RunOptions = {}): Promise<OpResult> {
   const own = secretValues(operation.params, input);
-  return operation.invoke(contextFor(client, own.length === 0 ? options : { ...options, secrets: withSecrets(options.secrets ?? [], own) }), input);
+  return operation.invoke(contextFor(client, own.length === 0 ? options : { ...options, secrets: withSecrets(options.secrets ?? [], own) }, repeatableClass(operation.class)), input);
 }
 
 /** What each class does, for the error that refuses it from a message. */

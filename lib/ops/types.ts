@@ -23,6 +23,16 @@ export type AccessLevel = 'view' | 'operator' | 'admin';
 export const OP_CLASSES = ['read', 'change', 'outbound', 'files', 'destructive'] as const;
 export type OpClass = (typeof OP_CLASSES)[number];
 
+/**
+ * The classes whose every request may be sent twice: they change nothing (`read`, and `files`,
+ * which reads). When a device closes a kept-alive connection before answering, their requests
+ * are sent again once on a new connection (`RequestOptions.repeatable`); a request of another
+ * class is only when it says so itself (`OpRequest.repeatable`).
+ */
+export function repeatableClass(opClass: OpClass): boolean {
+  return opClass === 'read' || opClass === 'files';
+}
+
 /** One HTTP request of an operation. CGI: `path` + `query` (encoded by the CGI codec); XML: `path` + `xml` document. */
 export interface OpRequest {
   method?: 'GET' | 'POST';
@@ -62,6 +72,14 @@ export interface OpRequest {
   groups?: boolean;
   /** Non-2xx answers are handed to the parser (GetSnapshot's failure documents come with 400), not `EHTTP`. */
   allowHttpError?: boolean;
+  /**
+   * Sending it twice does what sending it once does: a relay switched on or off, a PTZ stop, a
+   * preset gone to, a move that lasts until Stop. Sent again once on a new connection when the
+   * device closed a kept-alive one before answering (`RequestOptions.repeatable`); default false,
+   * and never for a pulse, a sequence, an upload or a destructive operation. Every request of a
+   * `repeatableClass` operation is, without saying so.
+   */
+  repeatable?: boolean;
 }
 
 /** What an operation gives: `payload`, and message fields beside it. */

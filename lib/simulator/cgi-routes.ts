@@ -77,7 +77,9 @@ function listParams(ctx: SimContext): string {
   const lacking = groups.filter((g) => !selected.some(([name]) => inGroup(name, g)));
   const errors = lacking.map((g) => `# Error: Error -1 getting param in group '${g}'\r\n`).join('');
   const prefix = lacking.length > 0 ? '' : 'root.';
-  return errors + selected.map(([name, value]) => `${prefix}${name}=${value}\r\n`).join('');
+  // Field notes: some firmware puts spaces around the name, the `=` and the value.
+  const line = ctx.state.answer.spacedParams ? (name: string, value: string): string => ` ${prefix}${name} = ${value} \r\n` : (name: string, value: string): string => `${prefix}${name}=${value}\r\n`;
+  return errors + selected.map(([name, value]) => line(name, value)).join('');
 }
 
 /** `name` is `group`, lies under it, or matches it with `*` standing for any characters. */

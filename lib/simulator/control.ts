@@ -7,7 +7,7 @@ import type { StreamFault, StreamStyle } from './io';
 import { sendText } from './respond';
 
 const CONTROL_PREFIX = '/_sim/';
-const ANSWER_KEYS = ['http10', 'halfOpen', 'latin1', 'refuseRelay', 'refusePtz', 'refuseCheck', 'refuseStream'] as const;
+const ANSWER_KEYS = ['http10', 'halfOpen', 'latin1', 'spacedParams', 'refuseRelay', 'refusePtz', 'refuseCheck', 'refuseStream'] as const;
 const FAULT_KINDS = new Set<Fault['kind']>(['stall', 'drop', 'status', 'garbage', 'slow', 'answer']);
 
 /**
@@ -19,8 +19,9 @@ const FAULT_KINDS = new Set<Fault['kind']>(['stall', 'drop', 'status', 'garbage'
  * keep-alives `{ kind: 'keepalive', empty: true }`, tracking bursts `{ kind: 'tracking', count }`,
  * a raw `currentTime` such as the 20-digit one of a recorder bug), `GET /_sim/io`,
  * `POST /_sim/io` ({ input, active } | { output, active } | { detection, group, level, threshold? } |
- * { streamFault } | { streamStyle }), `POST /_sim/answer` ({ http10?, halfOpen?, latin1?, refuseRelay?, refusePtz?, refuseCheck?,
- * refuseStream? } booleans: `latin1` answers parameter lists in ISO-8859-1, each `refuse*` makes
+ * { streamFault } | { streamStyle }), `POST /_sim/answer` ({ http10?, halfOpen?, latin1?, spacedParams?, refuseRelay?, refusePtz?, refuseCheck?,
+ * refuseStream? } booleans: `latin1` answers parameter lists in ISO-8859-1, `spacedParams` writes
+ * their lines ` root.Group.Name = value `, each `refuse*` makes
  * the device refuse that kind of command as real firmware does, HTTP 200 with a `# Error:` line), `GET /_sim/ptz`.
  */
 export function controlRoute(ctx: SimContext, sim: Simulator): ReturnType<Route> {

@@ -75,6 +75,8 @@ export interface AnswerStyle {
   halfOpen: boolean;
   /** Text answers (parameter lists) in ISO-8859-1, declared `text/plain; charset=iso-8859-1`. */
   latin1: boolean;
+  /** Parameter lines with spaces around the name, the `=` and the value, as some firmware writes them (field notes). */
+  spacedParams: boolean;
   /** Relay actions refused as firmware does: HTTP 200 with `# Error: Error setting output`. */
   refuseRelay: boolean;
   /** CGI PTZ commands refused: HTTP 200 with a `# Error:` line. */
@@ -164,7 +166,7 @@ export function initialState(): SimulatorState {
     ['IOPort.O1.Output.Name', 'Relay 2'],
   ]);
   return { device, params, requests: [], requestCount: 0, faults: [], plates: new PlateDb(), vehicle: initialVehicleSettings(), httpPost: undefined, io: new SimulatedIo(), ptz: new SimulatedPtz(),
-    answer: { http10: false, halfOpen: false, latin1: false, refuseRelay: false, refusePtz: false, refuseCheck: false, refuseStream: false },
+    answer: { http10: false, halfOpen: false, latin1: false, spacedParams: false, refuseRelay: false, refusePtz: false, refuseCheck: false, refuseStream: false },
     equipment: new SimulatedEquipment(),
     files: new SimulatedFiles(),
     certificates: new SimulatedCertificates(),

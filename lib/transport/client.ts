@@ -7,8 +7,8 @@ import { DeviceAuth, type AuthTicket } from './auth';
 import { Deadline } from './deadline';
 import { BufferedAnswer, type BufferedLimits, type BufferedReply } from './buffered-answer';
 import { drain, StreamBody, type StreamHead } from './stream-body';
-import { Lane, type Seat } from './lane';
-import { transportError } from './transport-error';
+import { closedUnanswered, Lane, reuseOf, type Seat } from './lane';
+import { closedByPeer, transportError } from './transport-error';
 import { frameUpload, piecesStream, type UploadFile } from './upload';
 import { resolveDeviceOptions, type DeviceOptions, type ResolvedDeviceOptions } from './options';
 
@@ -57,6 +57,14 @@ export interface RequestOptions {
   onChunk?: (chunk: Buffer) => void;
   /** Return non-2xx answers instead of throwing `EHTTP` (the XML interface sends error documents with 400). */
   allowHttpError?: boolean;
+  /**
+   * Sending it twice does what sending it once does (a read, a relay switched on or off, a PTZ
+   * stop, a preset): when the device closes a connection kept alive from an earlier answer before
+   * any byte of this one (field notes: embedded servers close a few ms after an answer without
+   * `Connection: close`), it is sent once more, on a new connection, within the same deadline.
+   * Default false: such a call fails with ECONN saying it was not repeated. An upload never is.
+   */
+  repeatable?: boolean;
 }
 
 export interface DeviceResponse {
@@ -85,6 +93,12 @@ export interface DeviceStream {
   close(): Promise<void>;
 }
 
+/** Whether an exchange may be sent again after the keep-alive race, and the resends its request has left. */
+interface RaceRule {
+  repeatable: boolean;
+  resends: Resends;
+}
+
 /** A request/response exchange as `exchange()` sends it. */
 interface Call {
   method: HttpMethod;
@@ -94,6 +108,11 @@ interface Call {
   body: string | Buffer | null | (() => Readable);
   headersTimeout?: number;
   bodyTimeout?: number;
+}
+
+/** Sends left of one exchange after the keep-alive race (see `RequestOptions.repeatable`): each exchange gets `RACE_RESENDS`. */
+interface Resends {
+  left: number;
 }
 
 /** One attempt of an exchange as `authenticated` sees it: the answer's head, and how to throw away a 401's body. */
@@ -116,6 +135,11 @@ export const MAX_TARGET = 4096;
  * would otherwise hold a socket of every device for good. A shorter offer is kept.
  */
 export const KEEP_ALIVE_MS = 30_000;
+/**
+ * How often one exchange is sent again after the device closed a kept-alive connection without
+ * answering: once, on a new connection. A device that does it on a new connection too is ECONN.
+ */
+export const RACE_RESENDS = 1;
 /** Connections of the control lane: enough for a relay and a PTZ command at once, few enough to bound what a device is asked to hold. */
 export const CONTROL_CONNECTIONS = 2;
 /** Most of a 401's body read before the retry: the text is thrown away. */
@@ -149,6 +173,7 @@ export class DeviceClient {
   private streams: Set<() => Promise<void>> | undefined;
   private closed = false;
   private secretList: readonly string[] | undefined;
+  private resentCount = 0;
 
   constructor(options: DeviceOptions) {
     this.options = resolveDeviceOptions(options);
@@ -158,6 +183,11 @@ export class DeviceClient {
   private lane(control: boolean | undefined): Lane {
     if (control) return (this.controlLane ??= new Lane(this.options.origin, this.connectionOptions(), CONTROL_CONNECTIONS));
     return (this.mainLane ??= new Lane(this.options.origin, this.connectionOptions(), this.options.connections));
+  }
+
+  /** Requests sent again since the client was made, each after the device closed a kept-alive connection without answering it (`RequestOptions.repeatable`). */
+  get resent(): number {
+    return this.resentCount;
   }
 
   /** A short label for logs and messages: never holds credentials. */
@@ -191,13 +221,16 @@ export class DeviceClient {
     const lane = this.lane(opts.control);
     // undici's own idle timeouts are the device's (its Clients are made with them): given per call only when the call has its own.
     const timeouts = timeout === this.options.timeout ? {} : { headersTimeout: timeout, bodyTimeout: timeout };
+    // A file sent twice (a firmware, a backup restored) is never a repeat of nothing.
+    const repeatable = opts.repeatable === true && opts.upload === undefined;
+    const resends: Resends = { left: RACE_RESENDS };
     let seat: Seat | undefined;
     try {
       // One connection for the whole exchange: a probe and an authentication retry follow on it.
       seat = lane.take() ?? (await lane.wait(deadline.line));
-      const client = seat.client;
       if (opts.probe !== undefined && body.length > 0 && !this.authSettled && this.options.auth !== 'basic') {
-        await this.exchange(client, { ...timeouts, method: 'GET', path: opts.probe, headers: {}, body: null }, PROBE_LIMITS, deadline);
+        // The probe is a read (see `probe`): safe to repeat.
+        await this.exchange(seat, { ...timeouts, method: 'GET', path: opts.probe, headers: {}, body: null }, PROBE_LIMITS, deadline, { repeatable: true, resends });
       }
       const maxBytes = opts.maxBytes ?? DEFAULT_MAX_BYTES;
       const limits: BufferedLimits = {
@@ -208,7 +241,7 @@ export class DeviceClient {
         onBytes: (bytes) => deadline.received(bytes),
         ...(opts.onChunk ? { onChunk: opts.onChunk } : {}),
       };
-      const reply = await this.exchange(client, { ...timeouts, method, path: opts.path, headers, body: body.make }, limits, deadline);
+      const reply = await this.exchange(seat, { ...timeouts, method, path: opts.path, headers, body: body.make }, limits, deadline, { repeatable, resends });
       const response: DeviceResponse = { status: reply.status, headers: reply.headers, contentType: contentTypeOf(reply.headers), body: reply.body };
       if (!opts.allowHttpError && (response.status < 200 || response.status >= 300)) assertOk(response, this.describe(method, opts.path));
       return response;
@@ -280,18 +313,45 @@ export class DeviceClient {
    * (`authenticated`), and reads the answer whole within `limits` (a 401's body is thrown away,
    * bounded). The deadline ends it all, each attempt as it goes.
    */
-  private exchange(client: Client, call: Call, limits: BufferedLimits, deadline: Deadline): Promise<BufferedReply> {
+  private exchange(seat: Seat, call: Call, limits: BufferedLimits, deadline: Deadline, race: RaceRule): Promise<BufferedReply> {
     return this.authenticated(call.method, call.path, async (authorization) => {
       const headers = authorization === undefined ? call.headers : { ...call.headers, authorization };
+      const reply = await this.send(seat, { ...call, headers }, limits, deadline, race);
+      // A 401's body is already read and thrown away (`limits.discard`).
+      return { status: reply.status, headers: reply.headers, answer: reply, discard: settled };
+    }, deadline);
+  }
+
+  /**
+   * One request on the seat's connection, read whole. When it went out on a connection kept
+   * alive from an earlier answer and the device closed that connection before any byte of the
+   * answer came, a repeatable call is sent again on a new connection (the seat's Client opens
+   * one), within the same deadline and at most `RACE_RESENDS` times per exchange; any other call
+   * fails with ECONN saying it was not repeated.
+   */
+  private async send(seat: Seat, call: Call, limits: BufferedLimits, deadline: Deadline, race: RaceRule): Promise<BufferedReply> {
+    for (;;) {
+      const reuse = reuseOf(seat);
       // A stream body is made anew for each attempt: an authentication retry sends it again.
       const body = typeof call.body === 'function' ? call.body() : call.body;
       const answer = new BufferedAnswer(limits);
       deadline.inFlight((reason) => answer.abort(reason));
-      client.dispatch({ ...call, headers, body }, answer);
-      const reply = await answer.reply;
-      // A 401's body is already read and thrown away (`limits.discard`).
-      return { status: reply.status, headers: reply.headers, answer: reply, discard: settled };
-    }, deadline);
+      seat.client.dispatch({ ...call, body }, answer);
+      try {
+        return await answer.reply;
+      } catch (err) {
+        if (reuse === undefined || deadline.line.aborted || !closedByPeer(err) || !closedUnanswered(seat, reuse)) throw err;
+        if (!race.repeatable) {
+          throw new IpcamError(
+            'ECONN',
+            `${this.label} (${this.describe(call.method, call.path)}): the device closed a reused keep-alive connection before answering; the command was not repeated because it is not safe to repeat (the device may or may not have carried it out)`,
+          );
+        }
+        if (race.resends.left <= 0) throw err;
+        race.resends.left -= 1;
+        this.resentCount += 1;
+      }
+    }
   }
 
   /**

@@ -1,4 +1,5 @@
-import { Client } from 'undici';
+import type { Socket } from 'node:net';
+import { Client, type buildConnector } from 'undici';
 import { IpcamError } from '../errors';
 import type { AbortLine } from './deadline';
 
@@ -9,6 +10,38 @@ export interface Seat {
   busy: boolean;
   /** Its socket is open. */
   connected: boolean;
+  /** The socket of its connection, the last one opened (kept after it closes, until the next). */
+  socket: Socket | undefined;
+}
+
+/**
+ * A connection kept alive from an earlier answer, as a request was handed to it: the socket and
+ * the bytes it had read and written by then.
+ */
+export interface Reuse {
+  readonly socket: Socket;
+  readonly bytesRead: number;
+  readonly bytesWritten: number;
+}
+
+/**
+ * The connection a request dispatched now on `seat` goes out on, when it is one kept alive that
+ * has carried an answer already; undefined when the request opens a new one.
+ */
+export function reuseOf(seat: Seat): Reuse | undefined {
+  const socket = seat.socket;
+  if (socket === undefined || !seat.connected || socket.destroyed || socket.bytesRead === 0) return undefined;
+  return { socket, bytesRead: socket.bytesRead, bytesWritten: socket.bytesWritten };
+}
+
+/**
+ * The request went out on the kept-alive connection of `reuse` (it wrote; undici found it open),
+ * which is still the seat's (no new one was opened meanwhile), has closed, and read no byte
+ * since: the device closed it without a byte of the answer (the keep-alive race of the field notes).
+ */
+export function closedUnanswered(seat: Seat, reuse: Reuse): boolean {
+  const socket = reuse.socket;
+  return seat.socket === socket && socket.destroyed && socket.bytesWritten > reuse.bytesWritten && socket.bytesRead === reuse.bytesRead;
 }
 
 interface Waiter {
@@ -119,7 +152,9 @@ export class Lane {
   }
 
   private add(): Seat {
-    const seat: Seat = { client: new Client(this.origin, this.options), busy: true, connected: false };
+    // The connector tells the seat each socket it opens (called once the connect is done).
+    const client = new Client(this.origin, this.tracking((socket) => (seat.socket = socket)));
+    const seat: Seat = { client, busy: true, connected: false, socket: undefined };
     seat.client.on('connect', () => {
       seat.connected = true;
     });
@@ -135,6 +170,18 @@ export class Lane {
     seat.client.on('connectionError', () => undefined);
     this.seats.push(seat);
     return seat;
+  }
+
+  /** The lane's options, with a connector that hands `opened` each socket it connects (for `reuseOf`). */
+  private tracking(opened: (socket: Socket) => void): Client.Options {
+    const connect = this.options.connect;
+    if (typeof connect !== 'function') return this.options;
+    const tracked: buildConnector.connector = (options, callback) =>
+      connect(options, (...args) => {
+        if (args[0] === null) opened(args[1]);
+        callback(...args);
+      });
+    return { ...this.options, connect: tracked };
   }
 
   private drop(seat: Seat): void {

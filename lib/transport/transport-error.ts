@@ -71,6 +71,14 @@ export function transportError(err: unknown, ctx: Context): IpcamError {
   return new IpcamError('ECONN', `Request to ${ctx.target} failed${shown}`);
 }
 
+/** The peer ended the connection: its FIN (undici's `other side closed`), its RST, or a write after it. */
+const CLOSED_BY_PEER = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE']);
+
+/** `err` is the connection closing under an exchange from the device's side (not a timeout, an abort or a refused connect). */
+export function closedByPeer(err: unknown): boolean {
+  return CLOSED_BY_PEER.has(errorCode(err));
+}
+
 /** The code of the error or of its causes (undici wraps socket errors), '' when none. */
 function errorCode(err: unknown, depth = 0): string {
   if (typeof err !== 'object' || err === null || depth > 4) return '';

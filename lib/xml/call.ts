@@ -20,6 +20,8 @@ export interface XmlCall {
   maxElements?: number;
   /** A command sent on the device's control lane (PTZ), never behind slow answers. */
   control?: boolean;
+  /** Safe to send twice (see `RequestOptions.repeatable`). */
+  repeatable?: boolean;
 }
 
 /**
@@ -36,6 +38,7 @@ export async function xmlCall(client: DeviceClient, call: XmlCall): Promise<XmlE
     // The element budget is held as the answer arrives: millions of elements are never read whole.
     onChunk: new ElementBudget(call.maxElements).push,
     ...(call.control && { control: true }),
+    ...(call.repeatable && { repeatable: true }),
     allowHttpError: true,
   });
   const ok = res.status >= 200 && res.status < 300;
