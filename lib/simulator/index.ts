@@ -39,7 +39,7 @@ export interface SimulatorOptions {
   answer?: Partial<AnswerStyle>;
   /** TCP port of the RTSP server (default 0: any free port; named in the parameter Network.RTSP.Port). */
   rtspPort?: number;
-  /** UDP port answering WS-Discovery probes (default 0: any free port; named by `discoveryPort`). */
+  /** UDP port answering WS-Discovery probes (default 0: any free port; named by `discoveryPort`); with `discoveryMulticast`, 3702 unless given, and 0 is refused. */
   discoveryPort?: number;
   /** Also answer multicast probes on 3702, where the machine allows it (default false). */
   discoveryMulticast?: boolean;
