@@ -7,4 +7,8 @@ module.exports = {
   timeout: 10000,
   exit: false,
   'enable-source-maps': true,
+  // A committed `.only` would run one test and pass: it fails the run instead (lint refuses it too).
+  forbidOnly: true,
+  // The spec reporter, plus the full title of each pending test after the summary (.ci/run reads them).
+  reporter: 'scripts/mocha-reporter.js',
 };

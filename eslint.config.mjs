@@ -14,6 +14,16 @@ export default tseslint.config(
     },
   },
   {
+    // A committed `.only` runs one test and passes (mocha's forbidOnly fails the run too).
+    files: ['test/**/*.ts', '.ci/**/*.js'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        { selector: "CallExpression > MemberExpression.callee[property.name='only'][object.name=/^(it|describe|context|specify)$/]", message: 'No .only in a committed test: it runs that test alone and passes.' },
+      ],
+    },
+  },
+  {
     files: ['lib/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', { paths: ['node-red'], patterns: ['**/nodes/**'] }],
@@ -28,6 +38,12 @@ export default tseslint.config(
   {
     files: ['scripts/**/*.mjs', 'packages/*/scripts/**/*.mjs'],
     languageOptions: { sourceType: 'module', globals: { process: 'readonly', console: 'readonly' } },
+  },
+  {
+    // The fixtures of `bash .ci/run --self-check`: mocha test files as mocha loads them.
+    files: ['.ci/**/*.js'],
+    languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', describe: 'readonly', it: 'readonly', setInterval: 'readonly' } },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
   {
     files: ['scripts/**/*.js', 'packages/*/scripts/**/*.js', '.mocharc.js'],

@@ -403,7 +403,7 @@ describe('device health', function () {
     }
 
     const lastText = (list: NodeStatus[] | undefined): string => list?.at(-1)?.text ?? '';
-    const all = (statuses: Map<string, NodeStatus[]>, check: (text: string) => boolean): boolean => [...statuses.values()].every((l) => check(lastText(l)));
+    const all = (statuses: Map<string, NodeStatus[]>, check: (text: string) => boolean): boolean => statuses.size > 0 && [...statuses.values()].every((l) => check(lastText(l)));
     const streamOpenings = (): number => sim.state.requests.filter((r) => r.path === INPUT && r.query.some(([k]) => k === 'monitor')).length;
 
     it('device down, up again: streaming again within 10 s', async function () {

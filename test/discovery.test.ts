@@ -2,15 +2,22 @@
  * WS-Discovery against simulators answering on loopback (their own UDP ports: no multicast, so
  * nothing leaves the machine), and against hostile senders over real UDP sockets: malformed,
  * oversized and endless floods of answers are bounded, the search ends on time, nothing crashes.
+ * The multicast search as users run it: discovery-multicast.test.ts.
  */
 import { strict as assert } from 'node:assert';
 import { createSocket, type Socket } from 'node:dgram';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { identifyDevices, searchClient } from '../lib/discovery/identify';
-import { checkInterface, discoverDevices, parseTargets, PER_ADDRESS_KEPT, type DiscoveryTarget } from '../lib/discovery/probe';
-import { httpEndpoint, MAX_ANSWER_BYTES, readScopes, readXaddrs } from '../lib/discovery/wsd';
+import { checkInterface, discoverDevices, parseTargets, type DiscoveryTarget } from '../lib/discovery/probe';
+import { httpEndpoint, readScopes, readXaddrs } from '../lib/discovery/wsd';
 import { startSimulator, type Simulator } from '../lib/simulator';
 import { expectRejection, SIM_PASSWORD, waitFor } from './helpers';
+
+/** The bounds the node's help and README give ("16 per address, 32 KiB per answer read"), written here once. */
+const DOCUMENTED = { perAddress: 16, answerBytes: 32 * 1024 } as const;
+
+/** Slack for a loaded machine (two cores shared with other test runs): a bound, not a measurement. */
+const SLACK = 1500;
 
 const target = (sim: Simulator): DiscoveryTarget => ({ address: '127.0.0.1', port: sim.discoveryPort });
 
@@ -147,7 +154,7 @@ describe('WS-Discovery', function () {
     const hostile = await fakeDevice('127.0.0.1', (reply, probe) => {
       const id = messageIdOf(probe);
       reply('not xml at all <<<');
-      reply(Buffer.alloc(MAX_ANSWER_BYTES + 1, 0x3c));
+      reply(Buffer.alloc(DOCUMENTED.answerBytes + 1, 0x3c));
       reply(Buffer.alloc(60_000, 0x20));
       reply('<a>'.repeat(5000) + '</a>'.repeat(5000));
       reply('<!DOCTYPE x [<!ENTITY e "e">]><x>&e;</x>');
@@ -187,11 +194,11 @@ describe('WS-Discovery', function () {
     flooding = false;
     delay.disable();
     assert.ok(sent > 1000, `the flood ran (${sent} datagrams)`);
-    assert.equal(result.devices.length, PER_ADDRESS_KEPT);
+    assert.equal(result.devices.length, DOCUMENTED.perAddress);
     assert.ok(result.dropped > 0);
-    // Contract bounds, generous: the search ends at its duration, and no single turn of the loop blocked for long.
-    assert.ok(took < 1500 + 1000, `took ${took} ms`);
-    assert.ok(delay.max / 1e6 < 1000, `longest event-loop delay ${(delay.max / 1e6).toFixed(0)} ms`);
+    // Contract bounds: the search ends at its duration, and no single turn of the loop blocked for long.
+    assert.ok(took < 1500 + SLACK, `took ${took} ms`);
+    assert.ok(delay.max / 1e6 < SLACK, `longest event-loop delay ${(delay.max / 1e6).toFixed(0)} ms`);
   });
 
   it('answers from ever new addresses: the answer limit ends the search early (truncated)', async function () {
@@ -202,10 +209,12 @@ describe('WS-Discovery', function () {
       senders.push({ address: `127.0.0.${i}`, port: fake.port });
     }
     const started = Date.now();
-    const result = await discoverDevices({ durationMs: 5000, multicast: false, targets: senders, maxAnswers: 5 });
+    // The answers come at once: the limit ends the search long before its duration (a bound below it, with the slack).
+    const durationMs = 10_000;
+    const result = await discoverDevices({ durationMs, multicast: false, targets: senders, maxAnswers: 5 });
     assert.equal(result.truncated, true);
     assert.equal(result.devices.length, 5);
-    assert.ok(Date.now() - started < 4000, 'ended at the limit, before its duration');
+    assert.ok(Date.now() - started < 1000 + SLACK && 1000 + SLACK < durationMs, 'ended at the limit, before its duration');
   });
 
   it('abort ends the search at once and closes its socket', async function () {
@@ -218,24 +227,8 @@ describe('WS-Discovery', function () {
     const started = Date.now();
     controller.abort();
     await running;
-    assert.ok(Date.now() - started < 500);
+    assert.ok(Date.now() - started < 500 + SLACK, 'ended at the abort, long before its duration');
     // The handle is released by libuv a turn after the close callback.
     await waitFor('the search socket released', () => handles() === before, 2000);
-  });
-
-  it('the simulator also answers the multicast probe where the machine allows it (IPCAM_TEST_MULTICAST=1)', async function () {
-    // Opt-in: even on the loopback interface, a probe to 239.255.255.250 is multicast traffic.
-    if (process.env['IPCAM_TEST_MULTICAST'] !== '1') return this.skip();
-    const sim = await startSimulator({ discoveryMulticast: true, discoveryPort: 0 }).catch(() => undefined);
-    if (!sim) return this.skip();
-    try {
-      if (!sim.discoveryMulticast) return this.skip();
-      // Multicast only on the loopback interface: nothing leaves the machine.
-      const result = await discoverDevices({ durationMs: 800, interface: '127.0.0.1', targets: [] }).catch(() => undefined);
-      if (!result || result.devices.length === 0) return this.skip();
-      assert.ok(result.devices.some((d) => d.name === 'Simulated IPC'));
-    } finally {
-      await sim.close();
-    }
   });
 });

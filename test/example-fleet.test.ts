@@ -86,14 +86,14 @@ describe('examples/fleet-sync.json in the demo: one CSV allow list to three simu
     theDemo().fleet[1]?.state.plates.add('STALE1', '1');
 
     await press('plan');
-    await waitFor('every gate read', () => theDemo().fleet.every((sim) => sim.state.requests.some((r) => r.path === '/GetLicensePlates')), 30_000);
+    await waitFor('every gate read', () => theDemo().fleet.length > 0 && theDemo().fleet.every((sim) => sim.state.requests.some((r) => r.path === '/GetLicensePlates')), 30_000);
     assert.deepEqual(gatePlates(), [[], ['STALE1'], []]);
     assert.ok(theDemo().simulator.state.requests.every((r) => r.path !== '/GetLicensePlates'), 'the main simulator was addressed');
 
     await press('apply');
     // Details (owner, dates) follow each addition: the last plate's details mark the end.
     const visitors = () => theDemo().fleet.map((sim) => sim.state.plates.get('KL456', '1'));
-    await waitFor('every gate in step', () => visitors().every((v) => v?.end === '2027-06-30 23:59:59'), 30_000);
+    await waitFor('every gate in step', () => visitors().length > 0 && visitors().every((v) => v?.end === '2027-06-30 23:59:59'), 30_000);
     assert.deepEqual(gatePlates(), [wanted, wanted, wanted]);
     for (const visitor of visitors()) assert.equal(visitor?.owner, 'Visitor');
   });

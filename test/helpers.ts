@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { IpcamError } from '../lib/errors';
 import { resolve } from 'node:path';
+import type { RecordedRequest, Simulator } from '../lib/simulator';
 
 /** Tests run compiled from dist/test; fixtures and captures stay in the source tree. */
 export const PROJECT_ROOT = resolve(__dirname, '..', '..');
@@ -31,6 +32,49 @@ export async function waitFor(what: string, check: () => boolean, limitMs = 15_0
     if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
     await sleep(5);
   }
+}
+
+interface QuietWatch {
+  what: string;
+  late: RecordedRequest[];
+  stop(): void;
+}
+const quietWatches: QuietWatch[] = [];
+
+/**
+ * "Nothing (more) is asked of the device" from now on: call it where the quiet begins, before the
+ * fixed wait that gives a stray request its chance, and keep the check after the wait. Every
+ * matching request the simulator records from now on also fails the test when the test has ended
+ * (after its suite's own teardown), so a request that comes after the wait fails it too; `end()`
+ * checks and stops the watch earlier, where the test goes on to ask the device for more.
+ */
+export function expectQuiet(sim: Simulator, what: string, match: (request: RecordedRequest) => boolean = () => true): { end(): void } {
+  const watch: QuietWatch = { what, late: [], stop: () => undefined };
+  watch.stop = sim.watchRequests((request) => void (match(request) && watch.late.push(request)));
+  quietWatches.push(watch);
+  return {
+    end: () => {
+      watch.stop();
+      quietWatches.splice(quietWatches.indexOf(watch) >>> 0, 1);
+      assert.deepEqual(watch.late.map(shownRequest), [], what);
+    },
+  };
+}
+
+function shownRequest(request: RecordedRequest): string {
+  return `${request.method} ${request.path}${request.rawQuery ? `?${request.rawQuery}` : ''}`;
+}
+
+// The teardown check of expectQuiet, for every test file (mocha's root suite): it runs after each
+// test's own afterEach hooks and fails that test (not the hook, which would stop the run).
+if (typeof afterEach === 'function') {
+  afterEach(function () {
+    const failed = quietWatches.splice(0).flatMap((watch) => {
+      watch.stop();
+      return watch.late.length === 0 ? [] : [`${watch.what}: ${watch.late.length} request(s) after the quiet began: ${watch.late.slice(0, 5).map(shownRequest).join(', ')}`];
+    });
+    if (failed.length > 0) (this.test as Mocha.Hook).error(new Error(failed.join('\n')));
+  });
 }
 
 /** The IpcamError a promise rejects with, checked for its code (and message when given). */

@@ -8,7 +8,7 @@ import ptzNode from '../nodes/ipcam-ptz';
 import { REQUESTING_AFTER_MS } from '../nodes/action';
 import relayNode from '../nodes/ipcam-relay';
 import type { NodeMessage } from '../nodes/red';
-import { SIM_PASSWORD, SIM_USER, waitFor } from './helpers';
+import { expectQuiet, SIM_PASSWORD, SIM_USER, waitFor } from './helpers';
 import { ACCEPTED_RELAY_STRINGS, REJECTED_RELAY_PAYLOADS } from './relay-payloads';
 import { DEVICE, FlowWatch, TAB, actionFlow, assertNoSecret, deviceCredentials, deviceDef, getNode, helper, isRecord, type FlowNode } from './node-helper';
 
@@ -206,6 +206,7 @@ describe('ipcam-ptz and ipcam-relay nodes', function () {
       assert.deepEqual(targets(), ['POST /PtzGetCaps/1', 'POST /PtzControl/1/Right', 'POST /PtzControl/1/Stop']);
       // The camera is stopped: unloading sends nothing more.
       const count = theSim().state.requestCount;
+      expectQuiet(theSim(), 'sent after the timed Stop');
       await helper.unload();
       assert.equal(theSim().state.requestCount, count);
     });
@@ -264,6 +265,7 @@ describe('ipcam-ptz and ipcam-relay nodes', function () {
       await w.expectOutput(PTZ, { payload: 'Left' });
       await w.expectOutput(PTZ, { payload: 'Stop' });
       const count = theSim().state.requestCount;
+      expectQuiet(theSim(), 'sent at or after close');
       await helper.unload();
       await sleep(200);
       assert.equal(theSim().state.requestCount, count);
@@ -347,6 +349,7 @@ describe('ipcam-ptz and ipcam-relay nodes', function () {
         theSim().state.ptz.presetsOf(1).set(1, { name: 'a', position: 1 });
         await w.expectOutput(PTZ, { payload: 'Left' });
         await w.expectOutput(PTZ, { payload: { preset: 1 } });
+        expectQuiet(theSim(), 'a Stop followed the preset', (r) => r.path === '/PtzControl/1/Stop');
         await sleep(600);
         await helper.unload();
         assert.equal(stops(1).length, 0, 'a Stop followed the preset');
@@ -547,6 +550,7 @@ describe('ipcam-ptz and ipcam-relay nodes', function () {
       await w.expectOutput(PTZ, { payload: { action: 'right', continuous: true } });
       await w.expectOutput(PTZ, { payload: 'stop' });
       const count = theSim().state.requestCount;
+      expectQuiet(theSim(), 'sent at or after close');
       await helper.unload();
       await sleep(200);
       assert.equal(theSim().state.requestCount, count);

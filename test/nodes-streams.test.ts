@@ -6,7 +6,7 @@ import deviceNode from '../nodes/ipcam-device';
 import detectionNode from '../nodes/ipcam-detection-stream';
 import inputMonitorNode from '../nodes/ipcam-input-monitor';
 import type { NodeAPI, NodeMessage, NodeStatus } from '../nodes/red';
-import { SIM_PASSWORD, SIM_USER, waitFor } from './helpers';
+import { expectQuiet, SIM_PASSWORD, SIM_USER, waitFor } from './helpers';
 import {
   DEVICE,
   SocketTracker,
@@ -195,7 +195,8 @@ describe('stream nodes: ipcam-input-monitor and ipcam-detection-stream', functio
     assert.ok(error instanceof String, 'no error line was reported');
     assert.equal(Object.getOwnPropertyDescriptor(error, 'code')?.value, 'EINPUT');
     assert.match(String(error), message);
-    // Give a wrongly started stream every chance to reach the simulator.
+    // Give a wrongly started stream every chance to reach the simulator (and until the test has ended).
+    expectQuiet(sim, 'a request reached the device');
     await sleep(200);
     assert.equal(sim.state.requestCount, 0, 'a request reached the device');
     assert.equal(sim.state.io.openStreams, 0);
@@ -739,6 +740,7 @@ describe('stream nodes: ipcam-input-monitor and ipcam-detection-stream', functio
       await waitFor('the last event', () => /^IO2 off \d\d:\d\d:\d\d$/.test(lastStatus('ok').text ?? ''));
       assert.ok(statusTexts('ok').includes('connected'));
       for (const id of ['retry', 'auth', 'unsupported', 'ok']) assertShortTexts(id);
+      expectQuiet(sim, 'not supported: no retry', (r) => r.rawQuery === 'monitor=9');
       await sleep(200);
       assert.equal(sim.state.requests.filter((r) => r.rawQuery === 'monitor=9').length, 1, 'not supported: no retry');
     });

@@ -51,11 +51,27 @@ export const ITEM_5: Array<[string, Record<string, unknown>]> = [
 
 /** The same operations with parameters that keep the simulator on this machine, for the runs from a setting. */
 export const ITEM_5_LOCAL: Record<string, Record<string, unknown>> = {
-  updateParams: { params: { 'Image.I0.Text': 'gate' } },
+  updateParams: { params: { 'Image.I0.Text.String': 'gate' } },
   uploadLanguage: { file: Buffer.from('language pack') },
   setHttpPostConfig: { server: '127.0.0.1', port: 9, path: '/collect' },
   readFile: { path: '/etc/shadow' },
   testSmtp: { server: 'mail.example.com', to: 'me@example.com', from: 'cam@example.com', timeout: 10 },
+};
+
+/**
+ * What the simulator answers to each of ITEM_5_LOCAL, exactly: run from a setting, each is sent
+ * and succeeds, so that a refusal of any kind (EDEVICE, EHTTP, EPARSE, ETIMEOUT...) fails the test.
+ */
+export const ITEM_5_ANSWERS: Record<string, unknown> = {
+  updateParams: { ok: true, updated: ['Image.I0.Text.String'] },
+  uploadLanguage: { ok: true },
+  setHttpPostConfig: { enabled: true, server: '127.0.0.1', port: 9, path: '/collect', keepalive: 30 },
+  // The simulator has no /etc/shadow: it answers the device's `None`, which reads as ''.
+  readFile: '',
+  testSmtp: {
+    ok: true,
+    log: 'Connecting to mail.example.com:25\n220 mail.example.com ESMTP ready\nEHLO ipcam-sim\n250 OK\nMAIL FROM:<cam@example.com>\nRCPT TO:<me@example.com>\nSubject: Camera SMTP test\nDATA 39 bytes\n250 Message accepted\nSMTP Test Success\n',
+  },
 };
 
 /** Item 9's values: shell syntax and options. */

@@ -7,12 +7,17 @@
 import { strict as assert } from 'node:assert';
 import { addParamGroup as addGroupFn, listParams as listFn, removeParamGroup as removeGroupFn, updateParams as updateFn } from '../lib/ops/param-calls';
 import { chooseOperation, REQUEST_OPERATIONS, runOperation } from '../lib/ops';
-import { PARAM_NAME_MAX, PARAM_NAMES_MAX, PARAM_VALUE_MAX } from '../lib/ops/parameters';
 import { startSimulator, type Simulator } from '../lib/simulator';
 import { DeviceClient } from '../lib/transport/client';
 import { expectRejection, SIM_PASSWORD, SIM_USER } from './helpers';
 import { RawDevice } from './raw-device';
 import { requestOp as op, requestTarget as target } from './ops-helper';
+
+/**
+ * The figures docs/operations.md gives, written here and not taken from lib/ops (the simulator
+ * enforces the same constants: a wrong number there would pass every other test).
+ */
+const DOCUMENTED = { nameMax: 128, valueMax: 1024, namesMax: 64 } as const;
 
 describe('operations: parameters', function () {
   let sim: Simulator;
@@ -253,15 +258,36 @@ describe('operations: parameters', function () {
     });
   });
 
+  it('the documented limits are the limits: names of 128 characters, values of 1024, 64 names a request', function () {
+    const name = (length: number, i = 0): string => `N${i}`.padEnd(length, 'a');
+    const updates = (count: number, nameLength = 8, value = 'x'): Record<string, string> => Object.fromEntries(Array.from({ length: count }, (_, i) => [name(nameLength, i), value]));
+    // At the limit: taken (checked only, nothing sent).
+    op('updateParams').params.parse({ params: updates(DOCUMENTED.namesMax, DOCUMENTED.nameMax, 'v'.repeat(DOCUMENTED.valueMax)) }, 'payload');
+    op('listParams').params.parse({ group: Array.from({ length: DOCUMENTED.namesMax }, (_, i) => name(DOCUMENTED.nameMax, i)) }, 'payload');
+    op('addParamGroup').params.parse({ group: name(DOCUMENTED.nameMax), template: 'motion' }, 'payload');
+    op('removeParamGroup').params.parse({ group: name(DOCUMENTED.nameMax) }, 'payload');
+    // One more: EINPUT.
+    for (const [opName, input] of [
+      ['updateParams', { params: updates(1, DOCUMENTED.nameMax + 1) }],
+      ['updateParams', { params: updates(1, 8, 'v'.repeat(DOCUMENTED.valueMax + 1)) }],
+      ['updateParams', { params: updates(DOCUMENTED.namesMax + 1) }],
+      ['listParams', { group: [name(DOCUMENTED.nameMax + 1)] }],
+      ['listParams', { group: Array.from({ length: DOCUMENTED.namesMax + 1 }, (_, i) => name(8, i)) }],
+      ['removeParamGroup', { group: name(DOCUMENTED.nameMax + 1) }],
+    ] as const) {
+      assert.throws(() => op(opName).params.parse(input, 'payload'), { code: 'EINPUT' }, `${opName} ${JSON.stringify(input).slice(0, 80)}`);
+    }
+  });
+
   describe('bad input is EINPUT and nothing is sent', function () {
-    const long = 'A'.repeat(PARAM_NAME_MAX + 1);
-    const many = Object.fromEntries(Array.from({ length: PARAM_NAMES_MAX + 1 }, (_, i) => [`Image.I0.P${i}`, 'x']));
+    const long = 'A'.repeat(DOCUMENTED.nameMax + 1);
+    const many = Object.fromEntries(Array.from({ length: DOCUMENTED.namesMax + 1 }, (_, i) => [`Image.I0.P${i}`, 'x']));
     const cases: Array<[string, unknown]> = [
       ['listParams', { group: 'Network&action=update' }],
       ['listParams', { group: ['Brand\n'] }],
       ['listParams', { group: [long] }],
       ['listParams', { group: 'x'.repeat(10_000_000) }],
-      ['listParams', { group: Array.from({ length: PARAM_NAMES_MAX + 1 }, (_, i) => `G${i}`) }],
+      ['listParams', { group: Array.from({ length: DOCUMENTED.namesMax + 1 }, (_, i) => `G${i}`) }],
       ['listParams', { group: 'Brand,,Network' }],
       ['listParams', { group: true }],
       ['listParams', { group: {} }],
@@ -274,7 +300,7 @@ describe('operations: parameters', function () {
       ['updateParams', { params: { 'Image.I0.Text.String&action=remove': 'x' } }],
       ['updateParams', { params: { 'Image.I0.*': 'x' } }],
       ['updateParams', { params: { 'Image.I0.Text.String': 'a\r\nroot.Brand.Brand=x' } }],
-      ['updateParams', { params: { 'Image.I0.Text.String': 'x'.repeat(PARAM_VALUE_MAX + 1) } }],
+      ['updateParams', { params: { 'Image.I0.Text.String': 'x'.repeat(DOCUMENTED.valueMax + 1) } }],
       ['updateParams', { params: { 'Image.I0.Text.String': 'x'.repeat(10_000_000) } }],
       ['updateParams', { params: { 'Image.I0.Text.String': Infinity } }],
       ['updateParams', { params: { 'Image.I0.Text.String': NaN } }],

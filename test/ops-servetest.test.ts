@@ -179,6 +179,7 @@ describe('operations: server tests', function () {
       const reads = sent.slice(3);
       assert.ok(reads.length >= 1);
       for (const read of reads) assert.equal(read, target('readFile', { path: '/testsmtp.log' }));
+      assert.ok(progress.length > 0, 'no progress reported');
       assert.ok(progress.every((p) => p >= 0 && p <= 100));
     });
 

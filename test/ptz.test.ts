@@ -8,7 +8,7 @@ import { getPtzCaps, ptzControl, speedRange, type PtzAction } from '../lib/ops/p
 import { PtzMover, type PtzMove } from '../lib/ops/ptz-mover';
 import { addPresetRequest, checkXmlPreset, cruisesRequest, deletePresetRequest, gotoPresetRequest, parsePtzList, presetsRequest, runCruiseRequest, stopCruiseRequest } from '../lib/ops/ptz-presets';
 import { IpcamError } from '../lib/errors';
-import { SIM_PASSWORD, SIM_USER, waitFor, expectRejection } from './helpers';
+import { SIM_PASSWORD, SIM_USER, waitFor, expectRejection, expectQuiet } from './helpers';
 
 /** Written out from the spec (xml-api 4.6), not imported, so that a change in lib shows. */
 const XML_ACTIONS: PtzAction[] = ['Up', 'Down', 'Left', 'Right', 'LeftUp', 'LeftDown', 'RightUp', 'RightDown', 'ZoomIn', 'ZoomOut', 'Near', 'Far', 'IrisOpen', 'IrisClose', 'Stop'];
@@ -308,6 +308,7 @@ describe('PTZ (lib) against the simulator', function () {
       assert.equal(sim.state.ptz.channel(1).moving, false);
       assert.equal(sim.state.ptz.channel(3).moving, false);
       const count = sim.state.requestCount;
+      expectQuiet(sim, 'something was sent after close');
       await sleep(200);
       assert.equal(sim.state.requestCount, count, 'something was sent after close');
     });
@@ -316,11 +317,12 @@ describe('PTZ (lib) against the simulator', function () {
       // The move reaches the camera 150 ms late; the node closes before its answer.
       sim.inject({ kind: 'slow', delay: 150, path: '/PtzControl', times: 1 });
       const m = new PtzMover(client);
-      const moving = m.move({ action: 'Left', speed: 5 }).catch(() => undefined);
+      const moving = m.move({ action: 'Left', speed: 5 }).catch((err: unknown) => err);
       // The move itself on its way (not only the caps lookup before it).
       await waitFor('the move sent', () => sim.state.requests.some((r) => r.path.startsWith('/PtzControl')));
       await m.close(newClient());
-      await moving;
+      // close waits for it: the move lands and is reported as the device answered it, then the Stop.
+      assert.deepEqual(await moving, { action: 'Left', ok: true });
       await waitFor('the camera stopped', () => !sim.state.ptz.channel(1).moving && stops(1).length === 1, 2000);
     });
 
@@ -334,6 +336,7 @@ describe('PTZ (lib) against the simulator', function () {
       await waitFor('the caps lookup sent', () => sim.state.requests.some((r) => r.path.startsWith('/PtzGetCaps')));
       await m.close(newClient());
       assert.equal(await moving, 'ECONN');
+      expectQuiet(sim, 'a move was sent after close', (r) => r.path.startsWith('/PtzControl'));
       await sleep(200);
       assert.equal(sim.state.requests.filter((r) => r.path.startsWith('/PtzControl')).length, 0, 'a move was sent after close');
       assert.equal(sim.state.ptz.channel(1).moving, false);
@@ -476,6 +479,7 @@ describe('PTZ (lib) against the simulator', function () {
       assert.equal(cgiStops().length, 1);
       assert.equal(cgiStops(3).length, 1);
       const count = sim.state.requestCount;
+      expectQuiet(sim, 'something was sent after close');
       await sleep(200);
       assert.equal(sim.state.requestCount, count, 'something was sent after close');
     });

@@ -5,7 +5,8 @@
  *
  * Unicast on a UDP port of its own (any free port by default: tests and the demo send their
  * probe there); with `multicast`, on the discovery port 3702 joined to the group, where the
- * machine allows it.
+ * machine allows it. A multicast probe goes to one known port, so "any free port" (0) is refused
+ * with `multicast` instead of answering from a port no search reaches.
  */
 import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
 import { randomUUID } from 'node:crypto';
@@ -16,7 +17,7 @@ import type { SimulatedDeviceInfo } from './state';
 export interface DiscoveryResponderOptions {
   /** Address to bind the unicast socket (the simulator's host). */
   host: string;
-  /** UDP port (default 0: any free port); with `multicast`, 3702 unless given. */
+  /** UDP port (default 0: any free port); with `multicast`, 3702 unless given (never 0). */
   port?: number;
   /** Join the WS-Discovery group on 0.0.0.0:3702 (shared with others on the machine). */
   multicast?: boolean;
@@ -44,6 +45,8 @@ export class DiscoveryResponder {
 
   async start(): Promise<void> {
     if (this.options.multicast) {
+      // `??` alone kept a 0 here: the group socket then sat on a random port and no probe reached it.
+      if (this.options.port === 0) throw new Error(`a discovery port of 0 (any free port) answers no multicast probe: they go to ${WSD_PORT}`);
       // Where the machine allows: a shared bind of 3702 and the group; else unicast only.
       try {
         await this.bind('0.0.0.0', this.options.port ?? WSD_PORT, true);

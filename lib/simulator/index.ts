@@ -39,7 +39,7 @@ export interface SimulatorOptions {
   answer?: Partial<AnswerStyle>;
   /** TCP port of the RTSP server (default 0: any free port; named in the parameter Network.RTSP.Port). */
   rtspPort?: number;
-  /** UDP port answering WS-Discovery probes (default 0: any free port; named by `discoveryPort`). */
+  /** UDP port answering WS-Discovery probes (default 0: any free port; named by `discoveryPort`); with `discoveryMulticast`, 3702 unless given, and 0 is refused. */
   discoveryPort?: number;
   /** Also answer multicast probes on 3702, where the machine allows it (default false). */
   discoveryMulticast?: boolean;
@@ -68,6 +68,8 @@ export interface Simulator {
   clearFaults(): void;
   /** Forgets the recorded requests (the total count too). */
   resetRequests(): void;
+  /** Calls `listener` with each request as it is recorded, until the function returned is called (resetRequests does not end it). */
+  watchRequests(listener: (request: RecordedRequest) => void): () => void;
   /** Changes how the device answers from the next request on; going half-open also stalls open streams. */
   setAnswer(style: Partial<AnswerStyle>): void;
   /** Posts device events (plate, keep-alive, alarm status) as a camera or recorder does; one result per post. */
@@ -148,6 +150,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     sendText(res, 404, 'Not Found');
   }
 
+  const watchers = new Set<(request: RecordedRequest) => void>();
+
   function record(ctx: SimContext, scheme: RecordedRequest['auth'], monotonic: number): void {
     state.requestCount += 1;
     const recorded: RecordedRequest = {
@@ -164,6 +168,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     };
     state.requests.push(recorded);
     options.onRequest?.(recorded);
+    for (const watcher of [...watchers]) watcher(recorded);
     if (state.requests.length > MAX_RECORDED) state.requests.splice(0, state.requests.length - MAX_RECORDED);
   }
 
@@ -258,6 +263,11 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     resetRequests: () => {
       state.requests.length = 0;
       state.requestCount = 0;
+    },
+    watchRequests: (listener) => {
+      const watcher = (request: RecordedRequest): void => listener(request);
+      watchers.add(watcher);
+      return () => void watchers.delete(watcher);
     },
     postEvent: (o) => poster.postEvent(o),
     startPosting: (o) => poster.startPosting(o),
