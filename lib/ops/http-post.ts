@@ -8,7 +8,7 @@ import { IpcamError, inputError } from '../errors';
 import { echo } from '../echo';
 import { bool, int, shape, text, withDefault, withLabels, type Param, type ShapeValue } from '../params';
 import type { DeviceClient } from '../transport/client';
-import { runOperation } from './runner';
+import { runOp } from './runner';
 import { defineOp, type OpRequest } from './types';
 import { buildDocument, child, toTyped, xml, type XmlElement, type XmlValue } from '../xml/codec';
 
@@ -161,6 +161,6 @@ export const setHttpPostConfigOp = defineOp({
 /** Points the device's HTTP POST events at a server, by the entry above. */
 export async function setHttpPostConfig(client: DeviceClient, target: HttpPostTarget, signal?: AbortSignal): Promise<Required<HttpPostTarget>> {
   const t = checkHttpPostTarget(target);
-  await runOperation(client, setHttpPostConfigOp, { server: t.serverIp, port: t.serverPort, path: t.path, keepalive: t.keepalive, enabled: t.enabled }, signal ? { signal } : {});
+  await runOp(client, setHttpPostConfigOp, { server: t.serverIp, port: t.serverPort, path: t.path, keepalive: t.keepalive, enabled: t.enabled }, { signal });
   return t;
 }

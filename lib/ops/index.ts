@@ -74,6 +74,6 @@ export function withoutSecretParams(payload: unknown): unknown {
   return withoutFields(payload, SECRET_PARAM_NAMES);
 }
 
-export { chooseOperation, contextFor, runOperation, targetOf, type RunOptions } from './runner';
+export { chooseOperation, contextFor, runOp, runOperation, targetOf, type RunOptions } from './runner';
 export { OP_CLASSES } from './types';
 export type { Operation, OpClass, OpRequest, OpResult, OpContext, CgiAnswer } from './types';

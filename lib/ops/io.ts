@@ -4,7 +4,7 @@ import { idList, isBlank, type Param } from '../params';
 import type { DeviceClient } from '../transport/client';
 import { buildCgiPath, parseKeyValues } from '../cgi/codec';
 import { boundaryOf, MultipartParser } from '../stream/multipart';
-import { runOperation } from './runner';
+import { runOp } from './runner';
 import { defineOp, type Operation } from './types';
 
 export const IO_KINDS = ['input', 'output'] as const;
@@ -111,9 +111,8 @@ export const ioCheck = defineOp({
 
 
 /** Reads the current states with `check` (answers like `input1=1`). */
-export async function checkIo(client: DeviceClient, kind: IoKind, ports: number[], signal?: AbortSignal): Promise<IoState[]> {
-  const { payload } = await runOperation(client, ioCheck, { kind, ports }, signal ? { signal } : {});
-  return payload as IoState[];
+export function checkIo(client: DeviceClient, kind: IoKind, ports: number[], signal?: AbortSignal): Promise<IoState[]> {
+  return runOp(client, ioCheck, { kind, ports }, { signal });
 }
 
 /** One message of an input monitor: a state, and whether it was found by reading the state rather than reported as an edge. */
@@ -295,7 +294,6 @@ export const detectionReading = defineOp({
 /** The I/O calls of the nodes (input monitor, relay check, detection reading), run by the one runner; not offered by ipcam-request. */
 export const IO_OPERATIONS: readonly Operation[] = [ioCheck, detectionReading];
 
-export async function readDetection(client: DeviceClient, type: DetectionType, groups: number[], signal?: AbortSignal): Promise<DetectionLevel[]> {
-  const { payload } = await runOperation(client, detectionReading, { type, groups }, signal ? { signal } : {});
-  return payload as DetectionLevel[];
+export function readDetection(client: DeviceClient, type: DetectionType, groups: number[], signal?: AbortSignal): Promise<DetectionLevel[]> {
+  return runOp(client, detectionReading, { type, groups }, { signal });
 }

@@ -147,7 +147,7 @@ export const describeRtsp = defineOp({
       username: options.username,
       password: options.password,
       timeout: options.timeout,
-      ...(ctx.signal && { signal: ctx.signal }),
+      signal: ctx.signal,
     });
     if (described.status !== 200) throw new IpcamError('EHTTP', `The device answered RTSP ${described.status} to DESCRIBE ${url}`, { status: described.status });
     const sdp = described.body.toString('utf8');

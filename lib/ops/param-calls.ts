@@ -3,10 +3,10 @@
  * table (lib/ops/parameters.ts) through the one runner: the same checks, request and parser as
  * `ipcam-request`.
  */
-import { runOperation } from './runner';
+import { runOp } from './runner';
 import * as ops from './parameters';
 import type { ParamGroupAdded, ParamsUpdated } from './parameters';
-import type { AccessLevel, Operation } from './types';
+import type { AccessLevel } from './types';
 import type { DeviceClient } from '../transport/client';
 
 export type { AccessLevel } from './types';
@@ -18,17 +18,12 @@ export interface ParamCallOptions {
   signal?: AbortSignal;
 }
 
-async function run<R>(client: DeviceClient, op: Operation, input: Record<string, unknown>, opts: ParamCallOptions): Promise<R> {
-  const { payload } = await runOperation(client, op, { ...input, level: opts.level }, opts.signal ? { signal: opts.signal } : {});
-  return payload as R;
-}
-
 /**
  * Reads parameters: `groups` like `['Network', 'Image.I0.*']` (empty = all), sent as repeated
  * `group=` keys. Keys come back without the `root.` prefix; an unknown group gives `{}`.
  */
 export function listParams(client: DeviceClient, groups: readonly string[] = [], opts: ParamCallOptions = {}): Promise<Record<string, string>> {
-  return run(client, ops.listParams, { group: groups }, opts);
+  return runOp(client, ops.listParams, { group: groups, level: opts.level }, { signal: opts.signal });
 }
 
 /**
@@ -36,15 +31,15 @@ export function listParams(client: DeviceClient, groups: readonly string[] = [],
  * An error line in the answer (`# Error: ...`) is `EDEVICE`.
  */
 export function updateParams(client: DeviceClient, values: Record<string, string | number | boolean>, opts: ParamCallOptions = {}): Promise<ParamsUpdated> {
-  return run(client, ops.updateParams, { params: values }, opts);
+  return runOp(client, ops.updateParams, { params: values, level: opts.level }, { signal: opts.signal });
 }
 
 /** Adds a group node from a template the device supports, e.g. `addParamGroup(c, 'Motion', 'motion')`. */
 export function addParamGroup(client: DeviceClient, group: string, template: string, opts: ParamCallOptions = {}): Promise<ParamGroupAdded> {
-  return run(client, ops.addParamGroup, { group, template }, opts);
+  return runOp(client, ops.addParamGroup, { group, template, level: opts.level }, { signal: opts.signal });
 }
 
 /** Removes a group node and everything under it, e.g. `removeParamGroup(c, 'Motion.M2')`. */
 export function removeParamGroup(client: DeviceClient, group: string, opts: ParamCallOptions = {}): Promise<{ ok: true }> {
-  return run(client, ops.removeParamGroup, { group }, opts);
+  return runOp(client, ops.removeParamGroup, { group, level: opts.level }, { signal: opts.signal });
 }

@@ -2,7 +2,7 @@ import { recordField, WalkBudget } from '../budgets';
 import { IpcamError, inputError } from '../errors';
 import { checkWhole, type Param } from '../params';
 import type { DeviceClient } from '../transport/client';
-import { runOperation } from './runner';
+import { runOp } from './runner';
 import { defineOp, type OpContext, type Operation } from './types';
 import { buildDocument, child, items, xml, type XmlElement, type XmlNode } from '../xml/codec';
 import { deviceErrorText } from '../xml/device-errors';
@@ -90,10 +90,6 @@ function checked<T>(check: (value: Record<string, unknown>) => T): Param<T> {
   return { limits: { type: 'object', fields: {} }, parse: (value) => check(typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {}) };
 }
 
-function signalOf(opts: CallOptions): { signal?: AbortSignal } {
-  return opts.signal ? { signal: opts.signal } : {};
-}
-
 /**
  * Adds any number of plates, 100 per request, each reply item mapped back to its plate by
  * `index`. Owner, phone and validity dates are set with a follow-up ModifyLicensePlate.
@@ -119,9 +115,8 @@ export const addPlatesOp = defineOp({
   },
 });
 
-export async function addPlates(client: DeviceClient, input: unknown, opts: AddOptions = {}): Promise<PlateResult[]> {
-  const { payload } = await runOperation(client, addPlatesOp, { plates: input, group: opts.group, upsert: opts.upsert }, signalOf(opts));
-  return payload as PlateResult[];
+export function addPlates(client: DeviceClient, input: unknown, opts: AddOptions = {}): Promise<PlateResult[]> {
+  return runOp(client, addPlatesOp, { plates: input, group: opts.group, upsert: opts.upsert }, { signal: opts.signal });
 }
 
 async function addBatch(ctx: OpContext, batch: CheckedPlate[]): Promise<Map<number, number>> {
@@ -221,9 +216,8 @@ export const queryPlatesOp = defineOp({
   },
 });
 
-export async function queryPlates(client: DeviceClient, query: PlateQuery = {}, opts: QueryOptions = {}): Promise<{ plates: PlateRecord[]; total: number }> {
-  const { payload } = await runOperation(client, queryPlatesOp, { query, maxPages: opts.maxPages }, signalOf(opts));
-  return payload as { plates: PlateRecord[]; total: number };
+export function queryPlates(client: DeviceClient, query: PlateQuery = {}, opts: QueryOptions = {}): Promise<{ plates: PlateRecord[]; total: number }> {
+  return runOp(client, queryPlatesOp, { query, maxPages: opts.maxPages }, { signal: opts.signal });
 }
 
 function repeatedPage(resultOffset: number, previousOffset: number): IpcamError {
@@ -304,9 +298,8 @@ export const modifyPlateOp = defineOp({
   run: async (ctx, plate) => ({ payload: await modifyOne(ctx, plate) }),
 });
 
-export async function modifyPlate(client: DeviceClient, input: unknown, opts: CallOptions = {}): Promise<{ plate: string; group: string; ok: true }> {
-  const { payload } = await runOperation(client, modifyPlateOp, { plate: input }, signalOf(opts));
-  return payload as { plate: string; group: string; ok: true };
+export function modifyPlate(client: DeviceClient, input: unknown, opts: CallOptions = {}): Promise<{ plate: string; group: string; ok: true }> {
+  return runOp(client, modifyPlateOp, { plate: input }, { signal: opts.signal });
 }
 
 /** Deletes plates one request each (the interface has no batch delete); failures per plate. */
@@ -328,9 +321,8 @@ export const deletePlatesOp = defineOp({
 /** The plate database calls of the plate nodes, run by the one runner; not offered by ipcam-request. */
 export const PLATE_OPERATIONS: readonly Operation[] = [addPlatesOp, queryPlatesOp, modifyPlateOp, deletePlatesOp];
 
-export async function deletePlates(client: DeviceClient, input: unknown, opts: BatchOptions = {}): Promise<PlateResult[]> {
-  const { payload } = await runOperation(client, deletePlatesOp, { plates: input, group: opts.group }, signalOf(opts));
-  return payload as PlateResult[];
+export function deletePlates(client: DeviceClient, input: unknown, opts: BatchOptions = {}): Promise<PlateResult[]> {
+  return runOp(client, deletePlatesOp, { plates: input, group: opts.group }, { signal: opts.signal });
 }
 
 async function deleteOne(ctx: OpContext, plate: CheckedPlate): Promise<PlateResult> {

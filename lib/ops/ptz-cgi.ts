@@ -4,7 +4,7 @@ import { checkText, checkWhole, type Param } from '../params';
 import type { DeviceClient } from '../transport/client';
 import { checkDuration, TimedMoves } from '../timed-moves';
 import { buildCgiPath, type CgiValue } from '../cgi/codec';
-import { runOperation } from './runner';
+import { runOp } from './runner';
 import { defineOp, type Operation } from './types';
 
 export const CGI_MOVES = ['home', 'up', 'down', 'left', 'right', 'upleft', 'upright', 'downleft', 'downright', 'stop', 'reset'] as const;
@@ -154,7 +154,7 @@ export const CGI_PTZ_OPERATIONS: readonly Operation[] = [cgiPtzCommand];
 
 /** A CGI PTZ command through the runner: `# Error:` in a 200 is EDEVICE, never a move reported done. */
 async function sendPtz(client: DeviceClient, command: CgiPtzCommand, signal?: AbortSignal): Promise<void> {
-  await runOperation(client, cgiPtzCommand, command, signal ? { signal } : {});
+  await runOp(client, cgiPtzCommand, command, { signal });
 }
 
 /** One command, one request; no timing (a `duration` is the business of `CgiPtzMover`). */

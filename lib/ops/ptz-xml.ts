@@ -1,6 +1,6 @@
 import { IpcamError, inputError } from '../errors';
 import type { DeviceClient } from '../transport/client';
-import { runOperation, sendXml } from './runner';
+import { runOp, sendXml } from './runner';
 import { defineOp, type Operation } from './types';
 import { echo } from '../echo';
 import { checkWhole, type Param } from '../params';
@@ -141,5 +141,5 @@ export const ptzControlOp = defineOp({
 export const XML_PTZ_OPERATIONS: readonly Operation[] = [ptzControlOp];
 
 export async function ptzControl(client: DeviceClient, action: PtzAction, speed: number, channel = 1, signal?: AbortSignal): Promise<void> {
-  await runOperation(client, ptzControlOp, { action, speed, channel }, signal ? { signal } : {});
+  await runOp(client, ptzControlOp, { action, speed, channel }, { signal });
 }

@@ -4,7 +4,7 @@ import { didYouMean } from '../suggest';
 import { bool, checkWhole, int, oneOf, shape, text, withDefault, type Param } from '../params';
 import type { DeviceClient } from '../transport/client';
 import { checkIo } from './io';
-import { runOperation } from './runner';
+import { runOp } from './runner';
 import { defineOp, type OpRequest, type Operation } from './types';
 
 /** Output action characters: `/` active, `\` inactive (sent as `%5C`). */
@@ -136,12 +136,19 @@ export function checkPulse(value: unknown): number {
   return RELAY_SETTINGS.pulse.parse(value, 'Pulse (ms)');
 }
 
+/** A relay sequence checked whole: the action sent, its relay and the state it ends in. */
+export interface CheckedSequence {
+  action: string;
+  output: number;
+  finalActive: boolean;
+}
+
 /**
  * A full action `[<id>]:<a>[<wait><a>...]`, checked character by character before sending; the
  * relay of the sequence (if it names one) must be the one asked for. Returns the action text and
  * the state the relay ends in.
  */
-export function checkSequence(value: unknown, output: number): { action: string; output: number; finalActive: boolean } {
+export function checkSequence(value: unknown, output: number): CheckedSequence {
   if (typeof value !== 'string' || value.trim() === '') throw inputError('A relay sequence is text like 1:/300\\500/300\\');
   if (value.length > SEQUENCE_MAX) throw inputError(`A relay sequence must be at most ${SEQUENCE_MAX} characters, got ${value.length}`);
   const text = value.trim();
@@ -167,8 +174,17 @@ function outputAction(action: string, repeatable = false): OpRequest {
 /** The relay's own checks (their messages name the node's settings), as parameters of the operations. */
 const outputParam: Param<number> = { limits: RELAY_SETTINGS.output.limits, parse: (value) => checkOutput(value) };
 const pulseParam: Param<number> = { limits: RELAY_SETTINGS.pulse.limits, parse: (value) => checkPulse(value) };
-/** Checked whole with the relay it names by `checkSequence`, when the request is built. */
+/** Checked whole with the relay it names by `checkSequence` (see `sequenceCommand`). */
 const sequenceParam: Param<unknown> = { limits: RELAY_SETTINGS.sequence.limits, parse: (value) => value };
+const sequenceFields = shape({ output: outputParam, sequence: sequenceParam });
+/** The output and its sequence, checked together and once: the sequence may name its relay. */
+const sequenceCommand: Param<CheckedSequence> = {
+  limits: sequenceFields.limits,
+  parse(value, field) {
+    const p = sequenceFields.parse(value, field);
+    return checkSequence(p.sequence, p.output);
+  },
+};
 
 export const relaySwitch = defineOp({
   name: 'relaySwitch',
@@ -200,33 +216,25 @@ export const relaySequence = defineOp({
   access: 'admin',
   class: 'change',
   summary: 'Plays a sequence of actions and waits on an output relay',
-  params: shape({ output: outputParam, sequence: sequenceParam }),
-  request: (p) => outputAction(checkSequence(p.sequence, p.output).action),
-  parse(_answer, p): { payload: RelayState } {
-    const checked = checkSequence(p.sequence, p.output);
-    return { payload: { output: checked.output, active: checked.finalActive, sequence: checked.action } };
-  },
+  params: sequenceCommand,
+  request: (s) => outputAction(s.action),
+  parse: (_answer, s): { payload: RelayState } => ({ payload: { output: s.output, active: s.finalActive, sequence: s.action } }),
 });
 
 /** The relay calls of ipcam-relay, run by the one runner; not offered by ipcam-request. The check is `ioCheck` (lib/ops/io). */
 export const RELAY_OPERATIONS: readonly Operation[] = [relaySwitch, relayPulse, relaySequence];
 
-async function run(client: DeviceClient, op: Operation, input: Record<string, unknown>, signal?: AbortSignal): Promise<RelayState> {
-  const { payload } = await runOperation(client, op, input, signal ? { signal } : {});
-  return payload as RelayState;
-}
-
 export function setRelay(client: DeviceClient, output: number, active: boolean, signal?: AbortSignal): Promise<RelayState> {
-  return run(client, relaySwitch, { output, active }, signal);
+  return runOp(client, relaySwitch, { output, active }, { signal });
 }
 
 /** Active for `ms`, then inactive; the answer is the state it ends in. */
 export function pulseRelay(client: DeviceClient, output: number, ms: unknown, signal?: AbortSignal): Promise<RelayState> {
-  return run(client, relayPulse, { output, pulse: ms }, signal);
+  return runOp(client, relayPulse, { output, pulse: ms }, { signal });
 }
 
 export function runRelaySequence(client: DeviceClient, output: number, sequence: unknown, signal?: AbortSignal): Promise<RelayState> {
-  return run(client, relaySequence, { output, sequence }, signal);
+  return runOp(client, relaySequence, { output, sequence }, { signal });
 }
 
 export async function readRelay(client: DeviceClient, output: number, signal?: AbortSignal): Promise<RelayState> {

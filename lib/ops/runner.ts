@@ -15,7 +15,7 @@ import type { XmlElement } from '../xml/codec';
 import { repeatableClass, type OpClass, type OpContext, type OpRequest, type OpResult, type Operation } from './types';
 
 export interface RunOptions {
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /** Progress of long operations (upload, firmware), 0-100. */
   onProgress?: (percent: number, stage: string) => void;
   /**
@@ -83,7 +83,7 @@ class RunContext implements OpContext {
       path: targetOf(request),
       method: request.method ?? 'POST',
       ...(request.xml !== undefined && { body: request.xml }),
-      ...(this.signal && { signal: this.signal }),
+      signal: this.signal,
       ...(request.control && { control: true }),
       ...(request.maxBytes !== undefined && { maxBytes: request.maxBytes }),
       ...(request.maxElements !== undefined && { maxElements: request.maxElements }),
@@ -97,8 +97,7 @@ class RunContext implements OpContext {
   }
 
   async sleep(ms: number): Promise<void> {
-    const signal = this.signal;
-    await sleep(ms, undefined, signal ? { signal } : undefined).catch(() => {
+    await sleep(ms, undefined, { signal: this.signal }).catch(() => {
       throw new IpcamError('ECONN', 'The operation was stopped');
     });
   }
@@ -109,7 +108,7 @@ class RunContext implements OpContext {
  * config) through the runner: the same send, answer path and error mapping as every operation.
  */
 export function sendXml(client: DeviceClient, request: OpRequest, signal?: AbortSignal): Promise<XmlElement> {
-  return contextFor(client, signal ? { signal } : {}).xml(request);
+  return contextFor(client, { signal }).xml(request);
 }
 
 /**
@@ -117,9 +116,17 @@ export function sendXml(client: DeviceClient, request: OpRequest, signal?: Abort
  * (the vocabulary's `secret` fields) join the device's credentials as what no device words in an
  * error may hold.
  */
-export function runOperation(client: DeviceClient, operation: Operation, input: unknown, options: RunOptions = {}): Promise<OpResult> {
+export function runOperation<R>(client: DeviceClient, operation: Operation<unknown, R>, input: unknown, options: RunOptions = {}): Promise<OpResult<R>> {
   const own = secretValues(operation.params, input);
   return operation.invoke(contextFor(client, own.length === 0 ? options : { ...options, secrets: withSecrets(options.secrets ?? [], own) }, repeatableClass(operation.class)), input);
+}
+
+/**
+ * The one call of a library function: runs the entry `operation` with `input` (validated once,
+ * by the entry's parameters) and gives its payload with the entry's own type.
+ */
+export async function runOp<R>(client: DeviceClient, operation: Operation<unknown, R>, input: unknown, options: RunOptions = {}): Promise<R> {
+  return (await runOperation(client, operation, input, options)).payload;
 }
 
 /** What each class does, for the error that refuses it from a message. */

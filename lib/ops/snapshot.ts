@@ -4,7 +4,7 @@ import { echo } from '../echo';
 import { checkText } from '../params';
 import type { DeviceClient } from '../transport/client';
 import type { Param } from '../params';
-import { runOperation } from './runner';
+import { runOp } from './runner';
 import { defineOp, type CgiAnswer, type Operation } from './types';
 import { channelPath } from '../xml/channel';
 import { parseXml } from '../xml/codec';
@@ -146,8 +146,7 @@ export const SNAPSHOT_OPERATIONS: readonly Operation[] = [snapshot];
  * Fetches one picture. Its type is read from its bytes: a whole JPEG or PNG, whatever the device
  * calls it; anything else (HTML, SVG, an empty or cut-short body) is `EPARSE`, whatever its status.
  */
-export async function takeSnapshot(client: DeviceClient, req: SnapshotRequest = {}): Promise<Snapshot> {
+export function takeSnapshot(client: DeviceClient, req: SnapshotRequest = {}): Promise<Snapshot> {
   const { signal, ...request } = req;
-  const { payload } = await runOperation(client, snapshot, request, signal ? { signal } : {});
-  return payload as Snapshot;
+  return runOp(client, snapshot, request, { signal });
 }

@@ -142,8 +142,13 @@ export interface ProcedureOperation<P, R> extends OpBase<P> {
 
 export type OperationOf<P, R> = CgiOperation<P, R> | XmlOperation<P, R> | ProcedureOperation<P, R>;
 
-/** An entry of the table with its types erased: what the runner, the nodes and the editor rules see. */
-export interface Operation {
+/**
+ * An entry of the table: what the runner, the nodes and the editor rules see. `P` is what its
+ * parameters parse a message's input into, `R` its payload: a table of entries of several kinds
+ * holds them as `Operation` (both `unknown`), and a caller holding the entry itself keeps both
+ * (`runOp` gives an `R`).
+ */
+export interface Operation<P = unknown, R = unknown> {
   readonly name: string;
   readonly api: OpInterface;
   readonly access: AccessLevel;
@@ -153,17 +158,20 @@ export interface Operation {
   /** The plain words the editor lists it by (the name when the entry gives none). */
   readonly label: string;
   readonly summary: string;
-  readonly params: Param<unknown>;
+  readonly params: Param<P>;
   /** Validates `input` (EINPUT, nothing sent) and runs. */
-  invoke(ctx: OpContext, input: unknown): Promise<OpResult>;
+  invoke(ctx: OpContext, input: unknown): Promise<OpResult<R>>;
   /** Validates `input` and builds the request without sending it (single-request operations). */
   build?(input: unknown): OpRequest;
 }
 
-/** Erases an entry's types once its request and parser have been checked against each other. */
-export function defineOp<P, R>(op: OperationOf<P, R>): Operation {
+/**
+ * An entry of the table, its request and parser checked against each other by the compiler; the
+ * parameter and payload types stay with it. `input` is validated once, by `params`, per call.
+ */
+export function defineOp<P, R>(op: OperationOf<P, R>): Operation<P, R> {
   const validate = (input: unknown): P => op.params.parse(input, 'payload');
-  const base = { name: op.name, api: op.api, access: op.access, class: op.class, destructive: op.class === 'destructive', label: op.label ?? op.name, summary: op.summary, params: op.params as Param<unknown> };
+  const base = { name: op.name, api: op.api, access: op.access, class: op.class, destructive: op.class === 'destructive', label: op.label ?? op.name, summary: op.summary, params: op.params };
   if ('run' in op) return { ...base, invoke: async (ctx, input) => op.run(ctx, validate(input)) };
   if (op.api === 'xml') {
     const xmlOp = op as XmlOperation<P, R>;

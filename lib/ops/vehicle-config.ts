@@ -4,7 +4,7 @@ import { unknownKey } from '../suggest';
 import { checkText, checkWhole } from '../params';
 import type { Param } from '../params';
 import type { DeviceClient } from '../transport/client';
-import { runOperation } from './runner';
+import { runOp } from './runner';
 import { defineOp, type OpContext, type Operation } from './types';
 import { channelPath } from '../xml/channel';
 import { buildDocument, child, elementToNode, items, path, type XmlElement } from '../xml/codec';
@@ -116,16 +116,13 @@ export const setVehicleConfigOp = defineOp({
 /** The vehicle config calls of ipcam-vehicle-config, run by the one runner; not offered by ipcam-request. */
 export const VEHICLE_CONFIG_OPERATIONS: readonly Operation[] = [getVehicleConfigOp, setVehicleConfigOp];
 
-export async function getVehicleConfig(client: DeviceClient, opts: CallOptions = {}): Promise<VehicleConfig> {
-  const { payload } = await runOperation(client, getVehicleConfigOp, opts.channel === undefined ? {} : { channel: opts.channel }, opts.signal ? { signal: opts.signal } : {});
-  return payload as VehicleConfig;
+export function getVehicleConfig(client: DeviceClient, opts: CallOptions = {}): Promise<VehicleConfig> {
+  return runOp(client, getVehicleConfigOp, opts.channel === undefined ? {} : { channel: opts.channel }, { signal: opts.signal });
 }
 
 /** See `setVehicleConfigOp`. */
-export async function setVehicleConfig(client: DeviceClient, change: unknown, opts: CallOptions = {}): Promise<VehicleConfig> {
-  const input = { change, ...(opts.channel !== undefined && { channel: opts.channel }) };
-  const { payload } = await runOperation(client, setVehicleConfigOp, input, opts.signal ? { signal: opts.signal } : {});
-  return payload as VehicleConfig;
+export function setVehicleConfig(client: DeviceClient, change: unknown, opts: CallOptions = {}): Promise<VehicleConfig> {
+  return runOp(client, setVehicleConfigOp, { change, ...(opts.channel !== undefined && { channel: opts.channel }) }, { signal: opts.signal });
 }
 
 /** A region must be one the device lists; a device that lists none cannot have one set. */

@@ -33,7 +33,7 @@ export async function xmlCall(client: DeviceClient, call: XmlCall): Promise<XmlE
     method: call.method ?? 'POST',
     path: call.path,
     ...(call.body !== undefined && { body: call.body, contentType: 'application/xml; charset=utf-8' }),
-    ...(call.signal && { signal: call.signal }),
+    signal: call.signal,
     ...(call.maxBytes !== undefined && { maxBytes: call.maxBytes }),
     // The element budget is held as the answer arrives: millions of elements are never read whole.
     onChunk: new ElementBudget(call.maxElements).push,
