@@ -2,7 +2,7 @@
  * The one answer path: every device request, whichever node sends it, is sent and read here, so
  * that a device's error forms are read in one place (undici's response-error interceptor is the
  * model: composed once, for every request). HTTP status (the client), a CGI `# Error:` / `Error`
- * line in a 200 answer, an XML failure document (lib/xml/call) and a stream whose opening answer
+ * line in a 200 answer, an XML failure document (with any HTTP status) and a stream whose opening answer
  * is such a line all become `EDEVICE` with the device's words: a refused command is never a
  * success. Text answers are decoded here, by their declared charset.
  */
@@ -10,8 +10,9 @@ import { cgiFailure, withoutMissingGroups } from './cgi/codec';
 import { withSecrets } from './echo';
 import { IpcamError } from './errors';
 import type { DeviceClient, DeviceStream, RequestOptions, StreamOptions } from './transport/client';
-import { xmlCall, type XmlCall } from './xml/call';
-import type { XmlElement } from './xml/codec';
+import { parseXml, type XmlElement } from './xml/codec';
+import { failureOf } from './xml/device-errors';
+import { ElementBudget } from './xml/well-formed';
 
 /** A CGI answer (error lines in a 200 answer are already EDEVICE). */
 export interface CgiAnswer {
@@ -131,9 +132,60 @@ export async function cgiExchange(client: DeviceClient, opts: RequestOptions, ct
   return cgiAnswer(res.status, res.contentType, res.headers, res.body, secrets);
 }
 
-/** One XML exchange: a failure document (with any HTTP status) is `EDEVICE` (or `EAUTH`). */
-export function xmlExchange(client: DeviceClient, call: XmlCall): Promise<XmlElement> {
-  return xmlCall(client, call);
+/** One XML-interface request as the answer path sends it. */
+export interface XmlCall {
+  /** Operation path, e.g. `/GetDeviceInfo` or `/PtzControl/2/Left`. */
+  path: string;
+  method?: 'GET' | 'POST';
+  /** Request document (see `buildDocument`). */
+  body?: string;
+  signal?: AbortSignal;
+  /** Secrets the call carries besides the device's credentials (a new password): device words holding any part of one are withheld. */
+  secrets?: readonly string[];
+  /** Largest answer read (bytes; default the client's). */
+  maxBytes?: number;
+  /** Most elements the answer may hold (default `MAX_XML_ELEMENTS`). */
+  maxElements?: number;
+  /** A command sent on the device's control lane (PTZ), never behind slow answers. */
+  control?: boolean;
+  /** Safe to send twice (see `RequestOptions.repeatable`). */
+  repeatable?: boolean;
+}
+
+/**
+ * One XML-interface exchange: sends the document, reads the answer whatever the HTTP status,
+ * and turns a failure document into `EDEVICE` (or `EAUTH`).
+ */
+export async function xmlExchange(client: DeviceClient, call: XmlCall): Promise<XmlElement> {
+  const res = await client.request({
+    method: call.method ?? 'POST',
+    path: call.path,
+    ...(call.body !== undefined && { body: call.body, contentType: 'application/xml; charset=utf-8' }),
+    signal: call.signal,
+    ...(call.maxBytes !== undefined && { maxBytes: call.maxBytes }),
+    // The element budget is held as the answer arrives: millions of elements are never read whole.
+    onChunk: new ElementBudget(call.maxElements).push,
+    ...(call.control && { control: true }),
+    ...(call.repeatable && { repeatable: true }),
+    allowHttpError: true,
+  });
+  const ok = res.status >= 200 && res.status < 300;
+  const looksXml = /^\s*(\uFEFF)?</.test(res.body.subarray(0, 64).toString('utf8'));
+  if (!looksXml) {
+    if (!ok) throw new IpcamError('EHTTP', `The device answered HTTP ${res.status} to ${call.path}`, { status: res.status });
+    throw new IpcamError('EPARSE', `The answer to ${call.path} is not XML`);
+  }
+  let root: XmlElement;
+  try {
+    root = parseXml(res.body, call.maxElements === undefined ? {} : { maxElements: call.maxElements });
+  } catch (err) {
+    if (!ok) throw new IpcamError('EHTTP', `The device answered HTTP ${res.status} to ${call.path}`, { status: res.status });
+    throw err;
+  }
+  const failure = failureOf(root, { status: res.status, secrets: withSecrets(client.secrets, call.secrets) });
+  if (failure) throw failure;
+  if (!ok) throw new IpcamError('EHTTP', `The device answered HTTP ${res.status} to ${call.path}`, { status: res.status });
+  return root;
 }
 
 /** Most of a refusing stream's answer read: an error line is short; a stream never ends. */

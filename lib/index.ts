@@ -8,7 +8,7 @@ export { buildCgiPath, parseKeyValues } from './cgi/codec';
 export { listParams, updateParams, addParamGroup, removeParamGroup } from './ops/param-calls';
 export { takeSnapshot, type Snapshot, type SnapshotRequest, type SnapshotSource } from './ops/snapshot';
 export { parseXml, toTyped, buildDocument, xml, XML_NS, type XmlElement, type XmlValue } from './xml/codec';
-export { xmlCall } from './xml/call';
+export { xmlExchange as xmlCall } from './answer';
 export { getDeviceInfo, type XmlDeviceInfo } from './ops/device-info';
 export { identifyDevice, type DeviceIdentity } from './device-info';
 export { startSimulator, type Simulator, type SimulatorOptions } from './simulator';

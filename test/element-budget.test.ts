@@ -9,7 +9,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { IpcamError } from '../lib/errors';
 import { DeviceClient } from '../lib/transport/client';
-import { xmlCall } from '../lib/xml/call';
+import { xmlExchange as xmlCall } from '../lib/answer';
 import { checkElementBudget, ElementBudget } from '../lib/xml/well-formed';
 import { expectRejection, prng } from './helpers';
 

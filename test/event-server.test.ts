@@ -9,7 +9,7 @@ import { startSimulator, type Simulator } from '../lib/simulator';
 import { buildKeepAlive, buildPlateEvent, EventPoster } from '../lib/simulator/events';
 import { PLATE_JPEG, SNAPSHOT_JPEG } from '../lib/simulator/images';
 import { DeviceClient } from '../lib/transport/client';
-import { xmlCall } from '../lib/xml/call';
+import { xmlExchange as xmlCall } from '../lib/answer';
 import { buildDocument, parseXml, xml } from '../lib/xml/codec';
 import { setHttpPostConfig } from '../lib/ops/http-post';
 import { SIM_PASSWORD, SIM_USER } from './helpers';

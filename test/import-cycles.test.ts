@@ -45,19 +45,19 @@ describe('lib/ import graph', function () {
     assert.deepEqual(cycles, []);
   });
 
-  it('lib/cgi and lib/xml are codecs: they never load lib/ops (nor the answer path, streams, events or the simulator above them)', function () {
+  it('lib/cgi and lib/xml are codecs: they never load lib/ops (nor the answer path, the transport, health, streams, events or the simulator above them)', function () {
     const codecs = files.filter((f) => /^(cgi|xml)\//.test(relative(LIB, f).split(sep).join('/')));
     assert.ok(codecs.length > 0, 'no codec files found');
     const upward = codecs.flatMap((f) =>
       (graph.get(f) ?? [])
         .map((t) => relative(LIB, t).split(sep).join('/'))
-        .filter((t) => /^(ops|stream|events|simulator)\//.test(t) || t === 'answer.js')
+        .filter((t) => /^(ops|stream|events|simulator|transport|health)\//.test(t) || t === 'answer.js')
         .map((t) => `${relative(LIB, f)} -> ${t}`),
     );
     assert.deepEqual(upward, []);
   });
 
-  it('every device request passes the one answer path: only lib/answer and the XML call send through a device client', function () {
+  it('every device request passes the one answer path: only lib/answer sends through a device client', function () {
     const NODES = resolve(__dirname, '..', 'nodes');
     // The Dashboard 2 widgets' nodes too (their own package, compiled beside its sources).
     const WIDGET_NODES = resolve(__dirname, '..', '..', 'packages', 'node-red-dashboard-2-ipcam', 'dist', 'nodes');
@@ -67,7 +67,7 @@ describe('lib/ import graph', function () {
       .filter((f) => !/[/\\](transport|simulator)[/\\]/.test(f))
       .filter((f) => /\b(client|via|this\.client|deviceClient\(\))\.(request|openStream)\(/.test(readFileSync(f, 'utf8')))
       .map((f) => relative(resolve(__dirname, '..'), f).split(sep).join('/'));
-    assert.deepEqual(senders.sort(), ['lib/answer.js', 'lib/xml/call.js']);
+    assert.deepEqual(senders.sort(), ['lib/answer.js']);
   });
 
   it('never loads node-red or a node', function () {

@@ -17,7 +17,7 @@ import { REQUEST_OPERATIONS, runOperation } from '../lib/ops';
 import { startSimulator, type Simulator, type SimulatorOptions } from '../lib/simulator';
 import { DeviceClient } from '../lib/transport/client';
 import type { DeviceOptions } from '../lib/transport/options';
-import { xmlCall } from '../lib/xml/call';
+import { xmlExchange as xmlCall } from '../lib/answer';
 import { addPlates, modifyPlate } from '../lib/ops/plates';
 import { fixture, SIM_USER } from './helpers';
 import { closedPort } from './node-helper';

@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { IpcamError } from '../lib/errors';
 import { DeviceClient } from '../lib/transport/client';
-import { xmlCall } from '../lib/xml/call';
+import { xmlExchange as xmlCall } from '../lib/answer';
 import { buildDocument, buildXml, child, items, parseXml, path, toTyped, xml, XML_NS, type XmlValue } from '../lib/xml/codec';
 import { deviceErrorText, failureOf } from '../lib/xml/device-errors';
 import { expectRejection } from './helpers';

@@ -1,7 +1,9 @@
 import { withoutEmpty } from '../object';
+import { shape } from '../params';
 import type { DeviceClient } from '../transport/client';
 import { child, toTyped, type XmlElement, type XmlValue } from '../xml/codec';
-import { sendXml } from './runner';
+import { runOp } from './runner';
+import { defineOp, type Operation } from './types';
 
 /** GetDeviceInfo: asked with GET, no body (spec 4.7). */
 export const DEVICE_INFO_PATH = '/GetDeviceInfo';
@@ -44,6 +46,24 @@ export function parseDeviceInfo(root: XmlElement): XmlDeviceInfo {
   });
 }
 
-export async function getDeviceInfo(client: DeviceClient, signal?: AbortSignal): Promise<XmlDeviceInfo> {
-  return parseDeviceInfo(await sendXml(client, { path: DEVICE_INFO_PATH, method: 'GET', repeatable: true }, signal));
+/**
+ * GetDeviceInfo as the library reads it (the heartbeat, device identity): the named fields beside
+ * every field. `ipcam-request`'s `getDeviceInfo` gives the same answer merged into one object.
+ */
+export const deviceInfoOp = defineOp({
+  name: 'deviceInfo',
+  api: 'xml',
+  access: 'view',
+  class: 'read',
+  summary: 'Reads who the device is (GetDeviceInfo), typed, for the heartbeat and device identity',
+  params: shape({}),
+  request: () => ({ path: DEVICE_INFO_PATH, method: 'GET', repeatable: true }),
+  parse: (root) => ({ payload: parseDeviceInfo(root) }),
+});
+
+/** The device information calls of the library, run by the one runner; not offered by ipcam-request. */
+export const DEVICE_INFO_OPERATIONS: readonly Operation[] = [deviceInfoOp];
+
+export function getDeviceInfo(client: DeviceClient, signal?: AbortSignal): Promise<XmlDeviceInfo> {
+  return runOp(client, deviceInfoOp, {}, { signal });
 }

@@ -16,6 +16,8 @@ import { IO_OPERATIONS } from './io';
 import { PLATE_OPERATIONS } from './plates';
 import { CGI_PTZ_OPERATIONS } from './ptz-cgi';
 import { XML_PTZ_OPERATIONS } from './ptz-xml';
+import { XML_PRESET_OPERATIONS } from './ptz-presets';
+import { DEVICE_INFO_OPERATIONS } from './device-info';
 import { RELAY_OPERATIONS } from './relay';
 import { SNAPSHOT_OPERATIONS } from './snapshot';
 import { VEHICLE_CONFIG_OPERATIONS } from './vehicle-config';
@@ -52,9 +54,11 @@ export const NODE_OPERATIONS = tableOf([
   ...IO_OPERATIONS,
   ...CGI_PTZ_OPERATIONS,
   ...XML_PTZ_OPERATIONS,
+  ...XML_PRESET_OPERATIONS,
   ...SNAPSHOT_OPERATIONS,
   ...PLATE_OPERATIONS,
   ...VEHICLE_CONFIG_OPERATIONS,
+  ...DEVICE_INFO_OPERATIONS,
 ]);
 
 /** The operations of `ipcam-edgerecord`. */

@@ -2,28 +2,11 @@ import { IpcamError, inputError } from '../errors';
 import { echo } from '../echo';
 import { checkDuration, TimedMoves } from '../timed-moves';
 import type { DeviceClient } from '../transport/client';
-import type { XmlElement } from '../xml/codec';
-import { sendXml } from './runner';
+import { runOp } from './runner';
 import { checkChannel, checkSpeed, DEFAULT_SPEED_RANGE, PTZ_ACTIONS, ptzAction, ptzControl, speedRange, type PtzAction } from './ptz-xml';
-import {
-  addPresetRequest,
-  checkXmlPreset,
-  cruisesRequest,
-  deletePresetRequest,
-  gotoPresetRequest,
-  parsePtzList,
-  presetsRequest,
-  runCruiseRequest,
-  stopCruiseRequest,
-  XML_PRESET_NAME_MAX,
-  xmlCruiseId,
-  type PtzListEntry,
-  type XmlRequest,
-} from './ptz-presets';
+import { checkXmlPreset, ptzPresetOp, XML_PRESET_NAME_MAX, XML_PTZ_COMMANDS, xmlCruiseId, type PtzListEntry, type XmlPtzCommand } from './ptz-presets';
 
-/** Preset and tour (cruise) commands of the XML interface, spelled exactly as on the CGI side. */
-export const XML_PTZ_COMMANDS = ['gotoPreset', 'savePreset', 'removePreset', 'listPresets', 'startTour', 'stopTour', 'listTours'] as const;
-export type XmlPtzCommand = (typeof XML_PTZ_COMMANDS)[number];
+export { XML_PTZ_COMMANDS, type XmlPtzCommand } from './ptz-presets';
 
 export interface PtzMove {
   action: unknown;
@@ -89,48 +72,48 @@ export class PtzMover extends TimedMoves {
     const channel = checkChannel(request.channel);
     checkDuration(request.duration);
     if (request.home !== undefined && request.home !== false) throw inputError('home (a preset as home position) is for the CGI interface only');
-    const send = (r: XmlRequest): Promise<XmlElement> => sendXml(this.client, { ...r, control: true }, signal);
+    const send = (command: XmlPtzCommand, fields: { id?: number; name?: string; tour?: number } = {}): Promise<PtzListEntry[] | undefined> =>
+      runOp(this.client, ptzPresetOp, { command, channel, ...fields }, { signal });
     const key = String(channel);
     switch (action) {
       case 'gotoPreset': {
         const preset = checkXmlPreset(request.preset);
         const id = typeof preset === 'number' ? preset : await this.presetId(channel, preset, signal);
-        await this.command(key, undefined, 0, () => send(gotoPresetRequest(channel, id)));
+        await this.command(key, undefined, 0, () => send(action, { id }));
         break;
       }
       case 'removePreset': {
         const preset = checkXmlPreset(request.preset);
         const id = typeof preset === 'number' ? preset : await this.presetId(channel, preset, signal);
-        await send(deletePresetRequest(channel, id));
+        await send(action, { id });
         break;
       }
       case 'savePreset': {
         const preset = checkXmlPreset(request.preset);
         if (typeof preset === 'number') throw inputError(`XML presets are saved by name (at most ${XML_PRESET_NAME_MAX} characters); the device picks the id`);
-        await send(addPresetRequest(channel, preset));
+        await send(action, { name: preset });
         break;
       }
       case 'startTour': {
         const tour = xmlCruiseId.parse(request.tour, 'Tour');
-        await this.command(key, undefined, 0, () => send(runCruiseRequest(channel, tour)));
+        await this.command(key, undefined, 0, () => send(action, { tour }));
         break;
       }
       case 'stopTour':
         // PtzStopCruise stops whatever cruise runs on the channel: a tour named is checked, not sent.
         if (request.tour !== undefined && request.tour !== null && request.tour !== '') xmlCruiseId.parse(request.tour, 'Tour');
-        await send(stopCruiseRequest(channel));
+        await send(action);
         break;
       case 'listPresets':
-        return { action, ok: true, list: parsePtzList(await send(presetsRequest(channel)), 'presetInfo') };
       case 'listTours':
-        return { action, ok: true, list: parsePtzList(await send(cruisesRequest(channel)), 'cruiseInfo') };
+        return { action, ok: true, list: (await send(action)) ?? [] };
     }
     return { action, ok: true };
   }
 
   /** The id of the preset named `name` on `channel` (PtzGetPresets); EDEVICE when there is none. */
   private async presetId(channel: number, name: string, signal?: AbortSignal): Promise<number> {
-    const list = parsePtzList(await sendXml(this.client, { ...presetsRequest(channel), control: true }, signal), 'presetInfo');
+    const list = (await runOp(this.client, ptzPresetOp, { command: 'listPresets', channel }, { signal })) ?? [];
     const found = list.find((p) => p.name === name);
     if (!found) throw new IpcamError('EDEVICE', `The device has no preset named ${echo(name)} on channel ${channel}`, { deviceCode: 20 });
     return found.id;

@@ -6,9 +6,10 @@
  */
 import { IpcamError, inputError } from '../errors';
 import { echo } from '../echo';
-import { checkWhole, int, text } from '../params';
+import { checkWhole, int, text, type Param } from '../params';
 import { checkChannel } from '../xml/channel';
 import { buildDocument, child, items, xml, type XmlElement } from '../xml/codec';
+import { defineOp, type Operation } from './types';
 
 /** Field notes: PtzGetPresets answers `maxCount="360"` (PtzGetCaps `presetMaxCount` 255 on cameras). */
 export const XML_PRESET_ID = { min: 1, max: 360 } as const;
@@ -100,3 +101,67 @@ export function parsePtzList(root: XmlElement, listName: 'presetInfo' | 'cruiseI
   }
   return entries;
 }
+
+/** Preset and tour (cruise) commands of the XML interface, spelled exactly as on the CGI side. */
+export const XML_PTZ_COMMANDS = ['gotoPreset', 'savePreset', 'removePreset', 'listPresets', 'startTour', 'stopTour', 'listTours'] as const;
+export type XmlPtzCommand = (typeof XML_PTZ_COMMANDS)[number];
+
+/** One preset or tour command, checked: its channel and the request its builder made of it. */
+interface PresetCall {
+  command: XmlPtzCommand;
+  request: XmlRequest;
+}
+
+/**
+ * `{ command, channel, id | name | tour }`: checked by the request builders above, once, as the
+ * request is made (a preset named by a flow is looked up to its id by the mover first).
+ */
+const presetCallParam: Param<PresetCall> = {
+  limits: { type: 'object', fields: {} },
+  parse(value) {
+    const f: Record<string, unknown> = typeof value === 'object' && value !== null ? { ...value } : {};
+    const channel = checkChannel(f['channel']);
+    const command = XML_PTZ_COMMANDS.find((c) => c === f['command']);
+    switch (command) {
+      case 'gotoPreset':
+        return { command, request: gotoPresetRequest(channel, xmlPresetId.parse(f['id'], 'Preset id')) };
+      case 'removePreset':
+        return { command, request: deletePresetRequest(channel, xmlPresetId.parse(f['id'], 'Preset id')) };
+      case 'savePreset':
+        return { command, request: addPresetRequest(channel, xmlPresetName.parse(f['name'], 'Preset name')) };
+      case 'startTour':
+        return { command, request: runCruiseRequest(channel, xmlCruiseId.parse(f['tour'], 'Tour')) };
+      case 'stopTour':
+        return { command, request: stopCruiseRequest(channel) };
+      case 'listPresets':
+        return { command, request: presetsRequest(channel) };
+      case 'listTours':
+        return { command, request: cruisesRequest(channel) };
+      case undefined:
+        throw inputError(`Unknown XML preset or tour command ${echo(f['command'])}: use one of ${XML_PTZ_COMMANDS.join(', ')}`);
+    }
+  },
+};
+
+/**
+ * A preset or tour command of the XML interface (PtzGotoPreset, PtzAddPreset, PtzDeletePreset,
+ * PtzGetPresets, PtzRunCruise, PtzStopCruise, PtzGetCruises), on the control lane; a list
+ * command gives the list, the others nothing.
+ */
+export const ptzPresetOp = defineOp({
+  name: 'ptzPreset',
+  api: 'xml',
+  access: 'operator',
+  class: 'change',
+  summary: 'One preset or tour command of the XML interface (go to, save, remove, list; start, stop, list tours)',
+  params: presetCallParam,
+  request: (c) => ({ ...c.request, control: true }),
+  parse: (root, c): { payload: PtzListEntry[] | undefined } => {
+    if (c.command === 'listPresets') return { payload: parsePtzList(root, 'presetInfo') };
+    if (c.command === 'listTours') return { payload: parsePtzList(root, 'cruiseInfo') };
+    return { payload: undefined };
+  },
+});
+
+/** The XML preset and tour calls of ipcam-ptz run as entries; not offered by ipcam-request. */
+export const XML_PRESET_OPERATIONS: readonly Operation[] = [ptzPresetOp];

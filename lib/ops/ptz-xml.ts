@@ -1,6 +1,6 @@
 import { IpcamError, inputError } from '../errors';
 import type { DeviceClient } from '../transport/client';
-import { runOp, sendXml } from './runner';
+import { runOp } from './runner';
 import { defineOp, type Operation } from './types';
 import { echo } from '../echo';
 import { checkWhole, type Param } from '../params';
@@ -79,10 +79,30 @@ export function parsePtzCaps(root: XmlElement): PtzCaps {
   return { minSpeed: min, maxSpeed: max, ...Object.fromEntries(rest) };
 }
 
+/** `{ channel }`: 1 when none is given. */
+const channelParam: Param<number> = {
+  limits: { type: 'object', fields: {} },
+  parse: (value) => checkChannel(typeof value === 'object' && value !== null && 'channel' in value ? value.channel : undefined),
+};
+
+/** PtzGetCaps of a channel on the control lane: the speed range a move is checked against. */
+export const ptzSpeedRangeOp = defineOp({
+  name: 'ptzSpeedRange',
+  api: 'xml',
+  access: 'view',
+  class: 'read',
+  summary: 'Reads the PTZ speed range of a channel (PtzGetCaps), for the moves',
+  params: channelParam,
+  request: (channel) => ({ path: ptzCapsPath(channel), control: true, repeatable: true }),
+  parse(root): { payload: SpeedRange } {
+    const caps = parsePtzCaps(root);
+    return { payload: { min: caps.minSpeed, max: caps.maxSpeed } };
+  },
+});
+
 /** PtzGetCaps: the speed range of a channel. */
-export async function getPtzCaps(client: DeviceClient, channel = 1, signal?: AbortSignal): Promise<SpeedRange> {
-  const caps = parsePtzCaps(await sendXml(client, { path: ptzCapsPath(channel), control: true, repeatable: true }, signal));
-  return { min: caps.minSpeed, max: caps.maxSpeed };
+export function getPtzCaps(client: DeviceClient, channel = 1, signal?: AbortSignal): Promise<SpeedRange> {
+  return runOp(client, ptzSpeedRangeOp, { channel }, { signal });
 }
 
 const rangeCache = new WeakMap<DeviceClient, Map<number, Promise<SpeedRange>>>();
@@ -138,7 +158,7 @@ export const ptzControlOp = defineOp({
 });
 
 /** The XML PTZ calls of ipcam-ptz run as entries; not offered by ipcam-request. */
-export const XML_PTZ_OPERATIONS: readonly Operation[] = [ptzControlOp];
+export const XML_PTZ_OPERATIONS: readonly Operation[] = [ptzControlOp, ptzSpeedRangeOp];
 
 export async function ptzControl(client: DeviceClient, action: PtzAction, speed: number, channel = 1, signal?: AbortSignal): Promise<void> {
   await runOp(client, ptzControlOp, { action, speed, channel }, { signal });

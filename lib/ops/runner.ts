@@ -104,14 +104,6 @@ class RunContext implements OpContext {
 }
 
 /**
- * One XML exchange of a library call (plates, PTZ, vehicle config, device info, HTTP post
- * config) through the runner: the same send, answer path and error mapping as every operation.
- */
-export function sendXml(client: DeviceClient, request: OpRequest, signal?: AbortSignal): Promise<XmlElement> {
-  return contextFor(client, { signal }).xml(request);
-}
-
-/**
  * Runs `operation` with `input` (its parameters) on `client`. The secret parameters of the call
  * (the vocabulary's `secret` fields) join the device's credentials as what no device words in an
  * error may hold.
