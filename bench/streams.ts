@@ -13,7 +13,7 @@ import { runInNewContext } from 'node:vm';
 import * as Multipasta from 'multipasta';
 import { ioMonitorPath, parseIoLines } from '../lib/ops/io';
 import type { Simulator } from '../lib/simulator';
-import { MultipartParser } from '../lib/stream/multipart';
+import { MultipartParser } from '../lib/cgi/multipart';
 import { StreamSupervisor } from '../lib/stream/supervisor';
 import { DeviceClient } from '../lib/transport/client';
 import { MultipartParser as TodayParser } from '../test/reference/multipart-1556f4a';

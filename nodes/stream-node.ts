@@ -1,6 +1,6 @@
 import { IpcamError } from '../lib/errors';
 import { unknownWord } from '../lib/suggest';
-import type { MultipartPart } from '../lib/stream/multipart';
+import type { MultipartPart } from '../lib/cgi/multipart';
 import { StreamSupervisor, type StreamState, type StreamStateInfo } from '../lib/stream/supervisor';
 import type { DeviceClient } from '../lib/transport/client';
 import { failureLine, failureStatus } from '../lib/refusal';

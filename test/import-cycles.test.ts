@@ -16,6 +16,13 @@ function jsFiles(dir: string): string[] {
   });
 }
 
+function tsFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? tsFiles(path) : name.endsWith('.ts') && !name.endsWith('.d.ts') ? [path] : [];
+  });
+}
+
 function localRequires(file: string): string[] {
   const text = readFileSync(file, 'utf8');
   return [...text.matchAll(/require\("(\.{1,2}\/[^"]+)"\)/g)].map((m) => {
@@ -43,6 +50,50 @@ describe('lib/ import graph', function () {
     };
     for (const file of files) visit(file, []);
     assert.deepEqual(cycles, []);
+  });
+
+  it('has no arrow running back up: its folders (and top-level files) import each other in one order, and a folder only those below it, type imports included', function () {
+    // The compiled requires above lose `import type`; an arrow back up is as often a type (a
+    // stream supervisor naming the health class above it), so the sources are read here.
+    const SOURCES = resolve(__dirname, '..', '..', 'lib');
+    const unitOf = (file: string): string => relative(SOURCES, file).split(sep)[0] as string;
+    const arrows = new Map<string, Map<string, string>>();
+    for (const file of tsFiles(SOURCES)) {
+      const text = readFileSync(file, 'utf8');
+      for (const m of text.matchAll(/\b(?:from\s+|import\s*\(\s*)'(\.{1,2}\/[^']+)'/g)) {
+        const from = unitOf(file);
+        const to = unitOf(resolve(dirname(file), m[1] as string));
+        if (from === to || to.startsWith('..')) continue;
+        if (!arrows.has(from)) arrows.set(from, new Map());
+        // One file that makes the arrow, to name it in the failure.
+        if (!arrows.get(from)?.has(to)) arrows.get(from)?.set(to, relative(SOURCES, file).split(sep).join('/'));
+      }
+    }
+    assert.ok(arrows.size > 5, 'no imports found in lib/ sources');
+    const cycles: string[] = [];
+    const state = new Map<string, 'visiting' | 'done'>();
+    const visit = (unit: string, path: string[]): void => {
+      if (state.get(unit) === 'done') return;
+      if (state.get(unit) === 'visiting') {
+        const loop = [...path.slice(path.indexOf(unit)), unit];
+        cycles.push(loop.map((u, i) => (i === 0 ? u : `${u} (${arrows.get(loop[i - 1] as string)?.get(u) ?? '?'})`)).join(' -> '));
+        return;
+      }
+      state.set(unit, 'visiting');
+      for (const next of arrows.get(unit)?.keys() ?? []) visit(next, [...path, unit]);
+      state.set(unit, 'done');
+    };
+    for (const unit of arrows.keys()) visit(unit, []);
+    assert.deepEqual(cycles, []);
+    // The folders' heights: an arrow runs only down. Siblings (the same height) never import each
+    // other: ops and streams both run exchanges over the answer path; a parser both need is a codec.
+    const HEIGHT: Record<string, number> = { cgi: 1, xml: 1, transport: 2, stream: 3, ops: 3, health: 4, events: 4, discovery: 4, simulator: 5 };
+    const upward = [...arrows].flatMap(([from, tos]) =>
+      [...tos]
+        .filter(([to]) => HEIGHT[from] !== undefined && HEIGHT[to] !== undefined && (HEIGHT[from] as number) <= (HEIGHT[to] as number))
+        .map(([to, file]) => `${from} -> ${to} (${file})`),
+    );
+    assert.deepEqual(upward, []);
   });
 
   it('lib/cgi and lib/xml are codecs: they never load lib/ops (nor the answer path, the transport, health, streams, events or the simulator above them)', function () {

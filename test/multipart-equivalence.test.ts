@@ -10,7 +10,7 @@
 import { strict as assert } from 'node:assert';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { MultipartParser, type MultipartOptions, type MultipartPart } from '../lib/stream/multipart';
+import { MultipartParser, type MultipartOptions, type MultipartPart } from '../lib/cgi/multipart';
 import { MultipartParser as ReferenceParser } from './reference/multipart-1556f4a';
 import { prng } from './helpers';
 
@@ -225,7 +225,7 @@ function envNumber(name: string): number | undefined {
  * tell apart from the reference (checks that the test can fail).
  */
 function mutant(find: string, replace: string): ParserCtor {
-  const file = join(__dirname, '..', 'lib', 'stream', 'multipart.js');
+  const file = join(__dirname, '..', 'lib', 'cgi', 'multipart.js');
   const source = readFileSync(file, 'utf8');
   assert.ok(source.includes(find), `the mutation point ${JSON.stringify(find)} is no longer in ${file}: update this test`);
   const module = { exports: {} as { MultipartParser?: ParserCtor } };

@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { parseIoLines } from '../lib/ops/io';
-import { boundaryOf, DEFAULT_MAX_PART, MultipartParser, type MultipartOptions } from '../lib/stream/multipart';
+import { boundaryOf, DEFAULT_MAX_PART, MultipartParser, type MultipartOptions } from '../lib/cgi/multipart';
 import { prng } from './helpers';
 
 /** A part as compared across runs: headers and the body as latin1 text (binary safe). */

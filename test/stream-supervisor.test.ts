@@ -7,7 +7,7 @@ import { get as httpGet } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { checkIo, detectionPath, ioMonitorPath } from '../lib/ops/io';
 import { startSimulator, type Simulator, type StreamStyle } from '../lib/simulator';
-import type { MultipartPart } from '../lib/stream/multipart';
+import type { MultipartPart } from '../lib/cgi/multipart';
 import { StreamSupervisor, type StreamState, type StreamStateInfo, type SupervisorOptions } from '../lib/stream/supervisor';
 import { DeviceClient } from '../lib/transport/client';
 import { SIM_PASSWORD, SIM_USER, waitFor } from './helpers';

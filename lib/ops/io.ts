@@ -3,7 +3,7 @@ import { IpcamError, inputError } from '../errors';
 import { idList, isBlank, type Param } from '../params';
 import type { DeviceClient } from '../transport/client';
 import { buildCgiPath, parseKeyValues } from '../cgi/codec';
-import { boundaryOf, MultipartParser } from '../stream/multipart';
+import { boundaryOf, MultipartParser } from '../cgi/multipart';
 import { runOp } from './runner';
 import { defineOp, type Operation } from './types';
 

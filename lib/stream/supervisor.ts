@@ -1,10 +1,19 @@
 import { performance } from 'node:perf_hooks';
 import { openStreamChecked } from '../answer';
 import { IpcamError } from '../errors';
-import type { DeviceHealth } from '../health/device-health';
 import type { DeviceClient, DeviceStream } from '../transport/client';
 import { transportError } from '../transport/transport-error';
-import { boundaryOf, MultipartParser, type MultipartPart } from './multipart';
+import { boundaryOf, MultipartParser, type MultipartPart } from '../cgi/multipart';
+
+/**
+ * What a stream follows of its device's reachability: its state now, and each change (with why it
+ * went offline). Declared here, so that streams depend on nothing above them; lib/health's
+ * `DeviceHealth` is one.
+ */
+export interface DeviceReachability {
+  readonly state: string;
+  subscribe(listener: (change: { readonly state: string; readonly reason?: string | undefined }) => void): () => void;
+}
 
 /** `waiting`: the device does not answer; the stream reconnects when its heartbeat finds it again. */
 export type StreamState = 'connecting' | 'connected' | 'retrying' | 'waiting' | 'auth-failed' | 'unsupported' | 'stopped';
@@ -59,7 +68,7 @@ export interface SupervisorOptions {
    * reconnects as soon as the device answers again; and a device found offline (one that stops
    * answering with the stream still open) drops the stream to reconnect when it is back.
    */
-  device?: DeviceHealth;
+  device?: DeviceReachability;
   /** Part size cap (default 1 MiB). */
   maxPartSize?: number;
   /**
