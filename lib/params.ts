@@ -357,6 +357,15 @@ export function record<V>(key: Param<string>, value: Param<V>, options: { maxCou
   };
 }
 
+/**
+ * An object checked as a whole by `check` (rules that tie its fields together, or that a
+ * procedure of its own holds); anything but an object is checked as `{}`, so `check` names what
+ * is missing.
+ */
+export function objectParam<T>(check: (fields: Readonly<Record<string, unknown>>) => T): Param<T> {
+  return { limits: { type: 'object', fields: {} }, parse: (value) => check(typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {}) };
+}
+
 /** May be left out (blank): the value is then undefined. */
 export function optional<T>(param: Param<T>): Param<T | undefined> {
   return { limits: { ...param.limits, optional: true }, parse: (value, field) => (isBlank(value) ? undefined : param.parse(value, field)) };

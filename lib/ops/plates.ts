@@ -1,6 +1,6 @@
 import { recordField, WalkBudget } from '../budgets';
 import { IpcamError, inputError } from '../errors';
-import { checkWhole, type Param } from '../params';
+import { checkWhole, objectParam } from '../params';
 import type { DeviceClient } from '../transport/client';
 import { runOp } from './runner';
 import { defineOp, type OpContext, type Operation } from './types';
@@ -85,11 +85,6 @@ export interface AddOptions extends BatchOptions {
   upsert?: boolean;
 }
 
-/** A parameter checked by `check` (the plate rules of lib/ops/plate-input) before anything is sent. */
-function checked<T>(check: (value: Record<string, unknown>) => T): Param<T> {
-  return { limits: { type: 'object', fields: {} }, parse: (value) => check(typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {}) };
-}
-
 /**
  * Adds any number of plates, 100 per request, each reply item mapped back to its plate by
  * `index`. Owner, phone and validity dates are set with a follow-up ModifyLicensePlate.
@@ -100,7 +95,7 @@ export const addPlatesOp = defineOp({
   access: 'admin',
   class: 'change',
   summary: 'Adds plates to the plate database, 100 per request; results per plate',
-  params: checked((v) => ({ plates: checkPlateList(v['plates'], v['group'] as string | undefined), upsert: v['upsert'] === true })),
+  params: objectParam((v) => ({ plates: checkPlateList(v['plates'], v['group'] as string | undefined), upsert: v['upsert'] === true })),
   async run(ctx, p) {
     const results: PlateResult[] = [];
     for (let start = 0; start < p.plates.length; start += MAX_PLATES_PER_ADD) {
@@ -176,7 +171,7 @@ export const queryPlatesOp = defineOp({
   access: 'admin',
   class: 'read',
   summary: 'Reads the plates of a group, page by page up to the total (or a limit)',
-  params: checked((v) => {
+  params: objectParam((v) => {
     const query = (typeof v['query'] === 'object' && v['query'] !== null ? v['query'] : {}) as PlateQuery;
     const maxPages = checkWhole(v['maxPages'] ?? MAX_PAGES, 'maxPages', 1, MAX_PAGES);
     const group = checkGroup(query.group);
@@ -290,7 +285,7 @@ export const modifyPlateOp = defineOp({
   access: 'admin',
   class: 'change',
   summary: 'Changes owner, phone and validity dates of a plate',
-  params: checked((v) => {
+  params: objectParam((v) => {
     const plate = checkPlate(v['plate']);
     if (!hasDetails(plate)) throw inputError(`Plate ${plate.plate}: nothing to modify (give owner, phone, begin or end)`);
     return plate;
@@ -310,7 +305,7 @@ export const deletePlatesOp = defineOp({
   class: 'destructive',
   summary: 'Deletes plates from the plate database, one request each; results per plate',
   // Only number and group identify a plate: records read back from the device may be given as they are.
-  params: checked((v) => checkPlateList(v['plates'], v['group'] as string | undefined).map(({ plate, group }) => ({ plate, group }))),
+  params: objectParam((v) => checkPlateList(v['plates'], v['group'] as string | undefined).map(({ plate, group }) => ({ plate, group }))),
   async run(ctx, plates) {
     const results: PlateResult[] = [];
     for (const plate of plates) results.push(await deleteOne(ctx, plate));

@@ -6,7 +6,7 @@
  */
 import { IpcamError, inputError } from '../errors';
 import { echo } from '../echo';
-import { checkWhole, int, text, type Param } from '../params';
+import { checkWhole, int, objectParam, text } from '../params';
 import { checkChannel } from '../xml/channel';
 import { buildDocument, child, items, xml, type XmlElement } from '../xml/codec';
 import { defineOp, type Operation } from './types';
@@ -106,42 +106,38 @@ export function parsePtzList(root: XmlElement, listName: 'presetInfo' | 'cruiseI
 export const XML_PTZ_COMMANDS = ['gotoPreset', 'savePreset', 'removePreset', 'listPresets', 'startTour', 'stopTour', 'listTours'] as const;
 export type XmlPtzCommand = (typeof XML_PTZ_COMMANDS)[number];
 
-/** One preset or tour command, checked: its channel and the request its builder made of it. */
+/** One preset or tour command, checked: the command and the request its builder made of it. */
 interface PresetCall {
   command: XmlPtzCommand;
   request: XmlRequest;
 }
 
 /**
- * `{ command, channel, id | name | tour }`: checked by the request builders above, once, as the
- * request is made (a preset named by a flow is looked up to its id by the mover first).
+ * `{ command, channel, id | name | tour }`, checked by the rules above as its request is made (a
+ * preset a flow names is looked up to its id by the mover first).
  */
-const presetCallParam: Param<PresetCall> = {
-  limits: { type: 'object', fields: {} },
-  parse(value) {
-    const f: Record<string, unknown> = typeof value === 'object' && value !== null ? { ...value } : {};
-    const channel = checkChannel(f['channel']);
-    const command = XML_PTZ_COMMANDS.find((c) => c === f['command']);
-    switch (command) {
-      case 'gotoPreset':
-        return { command, request: gotoPresetRequest(channel, xmlPresetId.parse(f['id'], 'Preset id')) };
-      case 'removePreset':
-        return { command, request: deletePresetRequest(channel, xmlPresetId.parse(f['id'], 'Preset id')) };
-      case 'savePreset':
-        return { command, request: addPresetRequest(channel, xmlPresetName.parse(f['name'], 'Preset name')) };
-      case 'startTour':
-        return { command, request: runCruiseRequest(channel, xmlCruiseId.parse(f['tour'], 'Tour')) };
-      case 'stopTour':
-        return { command, request: stopCruiseRequest(channel) };
-      case 'listPresets':
-        return { command, request: presetsRequest(channel) };
-      case 'listTours':
-        return { command, request: cruisesRequest(channel) };
-      case undefined:
-        throw inputError(`Unknown XML preset or tour command ${echo(f['command'])}: use one of ${XML_PTZ_COMMANDS.join(', ')}`);
-    }
-  },
-};
+const presetCallParam = objectParam((f): PresetCall => {
+  const channel = checkChannel(f['channel']);
+  const command = XML_PTZ_COMMANDS.find((c) => c === f['command']);
+  switch (command) {
+    case 'gotoPreset':
+      return { command, request: gotoPresetRequest(channel, xmlPresetId.parse(f['id'], 'Preset id')) };
+    case 'removePreset':
+      return { command, request: deletePresetRequest(channel, xmlPresetId.parse(f['id'], 'Preset id')) };
+    case 'savePreset':
+      return { command, request: addPresetRequest(channel, xmlPresetName.parse(f['name'], 'Preset name')) };
+    case 'startTour':
+      return { command, request: runCruiseRequest(channel, xmlCruiseId.parse(f['tour'], 'Tour')) };
+    case 'stopTour':
+      return { command, request: stopCruiseRequest(channel) };
+    case 'listPresets':
+      return { command, request: presetsRequest(channel) };
+    case 'listTours':
+      return { command, request: cruisesRequest(channel) };
+    case undefined:
+      throw inputError(`Unknown XML preset or tour command ${echo(f['command'])}: use one of ${XML_PTZ_COMMANDS.join(', ')}`);
+  }
+});
 
 /**
  * A preset or tour command of the XML interface (PtzGotoPreset, PtzAddPreset, PtzDeletePreset,

@@ -3,7 +3,7 @@ import type { DeviceClient } from '../transport/client';
 import { runOp } from './runner';
 import { defineOp, type Operation } from './types';
 import { echo } from '../echo';
-import { checkWhole, type Param } from '../params';
+import { checkWhole, objectParam } from '../params';
 import { checkChannel as checkChannelId } from '../xml/channel';
 import { buildDocument, child, path, toTyped, xml, type XmlElement, type XmlValue } from '../xml/codec';
 
@@ -80,10 +80,7 @@ export function parsePtzCaps(root: XmlElement): PtzCaps {
 }
 
 /** `{ channel }`: 1 when none is given. */
-const channelParam: Param<number> = {
-  limits: { type: 'object', fields: {} },
-  parse: (value) => checkChannel(typeof value === 'object' && value !== null && 'channel' in value ? value.channel : undefined),
-};
+const channelParam = objectParam((fields) => checkChannel(fields['channel']));
 
 /** PtzGetCaps of a channel on the control lane: the speed range a move is checked against. */
 export const ptzSpeedRangeOp = defineOp({
@@ -136,13 +133,7 @@ interface PtzControlCommand {
 /** Speeds are checked against the device's own range (`speedRange`) before they get here; this bound is the wire's. */
 const SPEED_MAX = 255;
 
-const controlParam: Param<PtzControlCommand> = {
-  limits: { type: 'object', fields: {} },
-  parse(value) {
-    const fields = (typeof value === 'object' && value !== null ? value : {}) as Record<string, unknown>;
-    return { action: ptzAction(fields['action']), speed: checkWhole(fields['speed'], 'Speed', 0, SPEED_MAX), channel: checkChannel(fields['channel'] ?? 1) };
-  },
-};
+const controlParam = objectParam((fields): PtzControlCommand => ({ action: ptzAction(fields['action']), speed: checkWhole(fields['speed'], 'Speed', 0, SPEED_MAX), channel: checkChannel(fields['channel'] ?? 1) }));
 
 /** PtzControl: `/PtzControl/<channel>/<action>` with `actionInfo/speed`, on the control lane. */
 export const ptzControlOp = defineOp({
