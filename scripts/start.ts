@@ -8,7 +8,7 @@ import { createCipheriv, createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { startSimulator, type Simulator } from '../lib/simulator';
+import { simulatorMac, startSimulator, type Simulator } from '../lib/simulator';
 
 const ROOT = resolve(__dirname, '..', '..');
 const PACKAGE = 'node-red-contrib-ipcam';
@@ -172,9 +172,13 @@ function prepareUserDir(nodes: FlowNode[], simPort: number, fleetPorts: Readonly
 export async function startDemo(options: DemoOptions): Promise<Demo> {
   const simulator = await startSimulator({ port: options.simPort, username: DEMO_USER, password: DEMO_PASSWORD });
   const nodes = exampleNodes();
-  // The fleet example's gates: one simulator each, on any free port (8081-8083 may be taken).
+  // The fleet example's gates: one simulator each, on any free port (8081-8083 may be taken),
+  // each a device of its own (MAC, serial number, the name of its device node), as real gates are.
   const fleet = new Map<string, Simulator>();
-  for (const port of otherDevicePorts(nodes)) fleet.set(port, await startSimulator({ port: 0, username: DEMO_USER, password: DEMO_PASSWORD }));
+  for (const [i, port] of otherDevicePorts(nodes).entries()) {
+    const name = nodes.find((n) => n.type === 'ipcam-device' && String(n['port']) === port)?.['name'];
+    fleet.set(port, await startSimulator({ port: 0, username: DEMO_USER, password: DEMO_PASSWORD, mac: simulatorMac(2 + i), ...(typeof name === 'string' && name !== '' && { name }) }));
+  }
   const discovery = { targets: [simulator, ...fleet.values()].map((sim) => `127.0.0.1:${sim.discoveryPort}`), multicast: options.discoveryMulticast === true };
   const userDir = prepareUserDir(nodes, simulator.port, new Map([...fleet].map(([port, sim]) => [port, sim.port])), options.uiPort, discovery);
   const red: ChildProcess = spawn(process.execPath, [require.resolve('node-red/red.js'), '--userDir', userDir, '--settings', join(userDir, 'settings.js')], {
