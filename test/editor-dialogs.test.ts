@@ -91,7 +91,7 @@ describe('dialogs and examples as a user first meets them (Chromium, 1280x800)',
 
   before(async function () {
     needBrowser(this, 'dialog');
-    demo = await startDemo({ uiPort: await freePort(), simPort: 0, quiet: true });
+    demo = await startDemo({ uiPort: await freePort(), simPort: 0, eventPort: 0, quiet: true });
     await demo.ready;
     // An empty Node-RED: the examples come in through the editor's import, as a user brings them.
     const emptied = await fetch(`${demo.url}/flows`, { method: 'POST', headers: { 'content-type': 'application/json', 'Node-RED-Deployment-Type': 'full' }, body: '[]' });

@@ -112,7 +112,8 @@ describe('every example in one Node-RED (the demo of npm start)', function () {
   let output = '';
 
   before(async function () {
-    demo = await startDemo({ uiPort: await freePort(), simPort: 0, onOutput: (text) => (output = (output + text).slice(-256 * 1024)) });
+    // Free ports everywhere, as a second demo or a test run beside a running demo has them.
+    demo = await startDemo({ uiPort: await freePort(), simPort: 0, eventPort: 0, onOutput: (text) => (output = (output + text).slice(-256 * 1024)) });
     await demo.ready;
     await waitFor('the flows started', () => /Started flows/.test(output), 30_000);
   });
@@ -138,6 +139,36 @@ describe('every example in one Node-RED (the demo of npm start)', function () {
       if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 200));
     }
     assert.equal(status, 200);
+  });
+
+  it('moves the event servers with the demo, and every text with them: names, tab infos, the simulated posts', async function () {
+    assert.ok(demo);
+    const running = demo;
+    const flows = (await (await fetch(`${running.url}/flows`)).json()) as FlowNode[];
+    const servers = flows.filter((n) => n.type === 'ipcam-event-server');
+    assert.deepEqual([...running.eventPorts.keys()], ['5002', '5003']);
+    assert.deepEqual(servers.map((n) => Number(n['port'])).sort(), [...running.eventPorts.values()].sort());
+    for (const server of servers) assert.equal(server['name'], `events :${String(server['port'])}`);
+    const uiPort = new URL(running.url).port;
+    const texts = flows.flatMap((n) => ['info', 'name', 'payload', 'url'].map((f) => n[f]).filter((t): t is string => typeof t === 'string'));
+    // Nothing names a port this demo does not listen on (unless a free port happened to be it).
+    for (const port of ['5002', '5003', '1880', '8080']) {
+      if ([...running.eventPorts.values(), running.simulator.port, Number(uiPort)].includes(Number(port))) continue;
+      const naming = texts.filter((t) => new RegExp(`(?<![\\d.])${port}(?!\\d)`).test(t));
+      assert.deepEqual(naming, [], `texts still name port ${port}`);
+    }
+    assert.ok(texts.some((t) => t.includes(`http://127.0.0.1:${uiPort}/snapshot`)), 'the snapshot tab links this Node-RED');
+    // The simulated car posts to where the gate's event server listens: the barrier opens.
+    const car = flows.find((n) => n.type === 'inject' && n['name'] === 'simulate a car on the white list');
+    assert.ok(car && typeof car['payload'] === 'string' && car['payload'].includes(`127.0.0.1:${running.eventPorts.get('5002')}/`), String(car?.['payload']));
+    for (let i = 0; ; i++) {
+      const res = await fetch(`${running.url}/inject/${car.id}`, { method: 'POST' });
+      await res.arrayBuffer();
+      if (res.ok) break;
+      assert.ok(i < 100, `POST /inject answered ${res.status}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    await waitFor('the barrier relay pulsed', () => running.simulator.state.io.relayLog.length > 0, 10_000);
   });
 
   it('starts the flows without a warning', function () {
