@@ -6,6 +6,7 @@
  */
 import { strict as assert } from 'node:assert';
 import { readdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { exampleNodes, startDemo, type Demo } from '../scripts/start';
 import { freePort } from './runtime-child';
@@ -103,6 +104,49 @@ describe('the examples share one simulator device and bring no unused configurat
     const nodes = exampleNodes();
     assert.equal(nodes.filter((n) => n.id === SHARED_ID).length, 1);
     assert.equal(new Set(nodes.map((n) => n.id)).size, nodes.length);
+  });
+});
+
+describe("the gate console's audit table reads its log as a change node does", function () {
+  /** The expression of the example's "last 20 openings" change node, run as the change node runs it. */
+  async function auditTable(log: string): Promise<unknown> {
+    const node = example('gate-console.json').find((n) => n.type === 'change' && n['name'] === 'last 20 openings');
+    const rules = node?.['rules'] as Array<{ to: string; tot: string }> | undefined;
+    const rule = rules?.[0];
+    assert.ok(rule && rule.tot === 'jsonata', 'the example has its "last 20 openings" JSONata rule');
+    const { util } = createRequire(__filename)('@node-red/util') as {
+      util: { prepareJSONataExpression(e: string, node: unknown): unknown; evaluateJSONataExpression(e: unknown, msg: object, cb: (err: unknown, value: unknown) => void): void };
+    };
+    const expr = util.prepareJSONataExpression(rule.to, {});
+    return new Promise((resolve, reject) => util.evaluateJSONataExpression(expr, { payload: log }, (err, value) => (err ? reject(err instanceof Error ? err : new Error(JSON.stringify(err))) : resolve(value))));
+  }
+
+  const entry = (time: string, by: string, plate: string | null = null): string => JSON.stringify({ time, by, plate, list: plate ? 'whiteList' : null, output: 1 });
+
+  it('skips a damaged or foreign line (a cut write, hand edits, an expression) and shows the others, newest first', async function () {
+    const log = [
+      entry('2025-01-01T08:00:00.000Z', 'button'),
+      '{"time":"2025-01-01T08:01:00.000Z","by":"butt',
+      'not json at all',
+      '{"time": $now(), "by": "expression"}',
+      '{"time":"2025-01-01T08:02:00.000Z","by":{"nested":1}}',
+      '{}',
+      '[1, 2]',
+      entry('2025-01-01T08:03:00.000Z', 'plate', 'AB"12\\'),
+      '',
+    ].join('\n');
+    assert.deepEqual(await auditTable(log), [
+      { time: '2025-01-01T08:03:00.000Z', 'opened by': 'allow-listed plate', plate: 'AB"12\\', list: 'whiteList' },
+      { time: '2025-01-01T08:00:00.000Z', 'opened by': 'button', plate: null, list: null },
+    ]);
+  });
+
+  it('gives a list always: none for an empty or wholly damaged log, one row for one line, the last 20 of more', async function () {
+    assert.deepEqual(await auditTable(''), []);
+    assert.deepEqual(await auditTable('garbage\n{'), []);
+    assert.deepEqual(await auditTable(entry('t1', 'button')), [{ time: 't1', 'opened by': 'button', plate: null, list: null }]);
+    const many = (await auditTable(Array.from({ length: 30 }, (_, i) => entry(`t${i}`, 'button')).join('\n'))) as Array<{ time: string }>;
+    assert.deepEqual(many.map((r) => r.time), Array.from({ length: 20 }, (_, i) => `t${29 - i}`));
   });
 });
 
