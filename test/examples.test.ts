@@ -100,6 +100,13 @@ describe('the examples share one simulator device and bring no unused configurat
     }
   });
 
+  it("every ipcam node of the examples has a name: the Debug sidebar names a failure's node by it, not by its id", function () {
+    for (const file of FILES) {
+      const unnamed = example(file).filter((n) => n.type.startsWith('ipcam-') && n.x !== undefined && !(typeof n['name'] === 'string' && n['name'].trim() !== ''));
+      assert.deepEqual(unnamed.map((n) => `${n.type} ${n.id}`), [], file);
+    }
+  });
+
   it('npm start deploys each shared node once', function () {
     const nodes = exampleNodes();
     assert.equal(nodes.filter((n) => n.id === SHARED_ID).length, 1);
