@@ -201,8 +201,10 @@ describe('Dashboard 2 widgets: ipcam-ui-camera and ipcam-ui-plates (Chromium)', 
 
     await page.getByRole('button', { name: 'preset 2' }).click();
     await until('the preset message', () => actions().some((a) => a['preset'] === 2));
-    await page.getByRole('button', { name: 'save' }).click();
-    await until('the saved snapshot', () => actions().some((a) => typeof a['snapshot'] === 'object'));
+    await page.getByRole('button', { name: 'send frame' }).click();
+    await until('the frame sent', () => actions().some((a) => typeof a['snapshot'] === 'object'));
+    // Said on the page: the frame went to the flow (the output is wired here).
+    await page.locator('.ipcam-ui-camera-notice', { hasText: 'frame sent to the flow' }).waitFor({ state: 'visible', timeout: WAIT });
     // Each action names the camera it concerns: the widget's Device, as msg.device.
     await until('the four device records', () => lines(devicesFile).length >= 4);
     assert.deepEqual(
@@ -298,7 +300,7 @@ describe('Dashboard 2 widgets: ipcam-ui-camera and ipcam-ui-plates (Chromium)', 
     await sleep(500);
     assert.ok(seen.length > 20, `the browser got ${seen.length} bodies and frames`);
     assert.ok(
-      seen.some((s) => s.includes('ipcam-ui:')),
+      seen.some((s) => s.includes('msg-input:w0cam')),
       'the socket frames were recorded',
     );
     const address = `127.0.0.1:${sim.port}`;
