@@ -39,6 +39,8 @@ export class FramePacer<F = unknown> {
   private lastStart = Number.NEGATIVE_INFINITY;
   private busy = false;
   private readonly members = new Map<FrameTicker<F>, { intervalMs: number; source: string }>();
+  /** Views waiting for their turn, longest waiting first: each gets one before a view that fetched since. */
+  private readonly queue: Array<FrameTicker<F>> = [];
 
   constructor(private readonly now: () => number = () => Date.now()) {}
 
@@ -53,16 +55,31 @@ export class FramePacer<F = unknown> {
 
   leave(member: FrameTicker<F>): void {
     this.members.delete(member);
+    this.dequeue(member);
   }
 
-  /** ms until a fetch may start (0: now); while one is on its way, the shortest interval. */
-  wait(): number {
+  /** `member` no longer waits (it stopped: nobody watches it, paused). */
+  dequeue(member: FrameTicker<F>): void {
+    const at = this.queue.indexOf(member);
+    if (at >= 0) this.queue.splice(at, 1);
+  }
+
+  /**
+   * ms until `member` may fetch (0: now). While the device is busy or was asked less than the
+   * shortest interval ago, or another view waits longer, `member` waits its turn.
+   */
+  wait(member: FrameTicker<F>): number {
     const interval = this.shortestInterval();
-    if (this.busy) return interval;
-    return Math.max(0, Math.ceil(this.lastStart + interval - this.now()));
+    const left = this.busy ? interval : Math.max(0, Math.ceil(this.lastStart + interval - this.now()));
+    const first = this.queue[0];
+    if (left === 0 && (first === undefined || first === member)) return 0;
+    if (!this.queue.includes(member)) this.queue.push(member);
+    // Not first in line: asked again soon, after the view before it has had its turn.
+    return left > 0 ? left : Math.max(10, Math.ceil(interval / 4));
   }
 
-  begin(): void {
+  begin(member: FrameTicker<F>): void {
+    this.dequeue(member);
     this.busy = true;
     this.lastStart = this.now();
   }
@@ -221,6 +238,7 @@ export class FrameTicker<F> {
     if (!this.wanted || this.inFlight || this.now() - this.lastFrame < this.intervalMs * 0.9) return;
     this.lastFrame = this.now();
     this.blockShown = false;
+    this.pacer.dequeue(this);
     this.options.deliver(result);
     this.schedule(this.intervalMs);
   }
@@ -249,6 +267,7 @@ export class FrameTicker<F> {
   private stop(): void {
     clearTimeout(this.timer);
     this.timer = undefined;
+    this.pacer.dequeue(this);
     const fetching = this.inFlight;
     this.inFlight = undefined;
     if (fetching) {
@@ -270,14 +289,14 @@ export class FrameTicker<F> {
       }
       return this.schedule(this.intervalMs);
     }
-    const wait = this.pacer.wait();
+    const wait = this.pacer.wait(this);
     if (wait > 0) return this.schedule(wait);
     this.blockShown = false;
     const controller = new AbortController();
     this.inFlight = controller;
     this.lastFrame = this.now();
     this.fetches += 1;
-    this.pacer.begin();
+    this.pacer.begin(this);
     this.schedule(this.intervalMs);
     let fetching: Promise<F>;
     try {
