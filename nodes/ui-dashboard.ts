@@ -125,6 +125,9 @@ export function clientWords(conn: DashboardConnection): string {
   return typeof address === 'string' && address.length <= 64 ? `${conn.id} (${address})` : conn.id;
 }
 
+/** Wired messages whose ids a widget remembers (see registerWidget). */
+const WIRED_IDS = 64;
+
 /** What `beforeSend` throws for a message that did not come in on a wire. */
 class NotFromFlow extends Error {
   constructor(readonly client: string | undefined) {
@@ -176,11 +179,6 @@ export class Clients {
     for (const { conn } of this.conns.values()) conn.emit(event, data);
   }
 
-  /** The connection of client `id`, if it shows the widget. */
-  get(id: string): DashboardConnection | undefined {
-    return this.conns.get(id)?.conn;
-  }
-
   close(): void {
     for (const { conn, gone } of this.conns.values()) conn.off('disconnect', gone);
     this.conns.clear();
@@ -212,10 +210,21 @@ export function registerWidget(RED: NodeAPI, node: Node, def: NodeDef & { group?
   const refusals = new RefusalLog((text) => node.warn(text));
   /** The wired messages, as they arrive: only these are flow input. */
   const wired = new WeakSet<object>();
+  /**
+   * And their ids, the last WIRED_IDS of them: a Dashboard plugin's onInput hook may hand
+   * beforeSend a copy (with the same `_msgid`). A browser never learns a wired message's id:
+   * no widget of this package sends one to a client.
+   */
+  const wiredIds = new Set<string>();
+  const isWired = (msg: NodeMessage): boolean => wired.has(msg) || (typeof msg._msgid === 'string' && wiredIds.has(msg._msgid));
   // Registered before Dashboard's own input listener, so it marks the message before Dashboard's
   // beforeSend sees it (Node-RED calls a node's input listeners in order, with the same message).
   node.on('input', (msg, _send, done) => {
     wired.add(msg);
+    if (typeof msg._msgid === 'string') {
+      wiredIds.add(msg._msgid);
+      if (wiredIds.size > WIRED_IDS) wiredIds.delete(wiredIds.values().next().value as string);
+    }
     try {
       glue.onInput(msg);
     } catch (err) {
@@ -238,7 +247,7 @@ export function registerWidget(RED: NodeAPI, node: Node, def: NodeDef & { group?
     // What Dashboard passes on to every client for a wired message: nothing (the widget's own
     // events carry what its watching clients need). Anything else is a browser's and goes nowhere.
     beforeSend: (msg) => {
-      if (wired.has(msg)) return {};
+      if (isWired(msg)) return {};
       const socket = (msg as { _client?: { socketId?: unknown } })._client?.socketId;
       throw new NotFromFlow(typeof socket === 'string' ? socket : undefined);
     },
