@@ -154,7 +154,6 @@ describe('Dashboard 2 widgets and strangers: bare socket.io clients (no page)', 
   });
 
   after(async function () {
-    if (process.env['STRANGERS_DEBUG']) console.log(red.output);
     await red?.stop();
     await Promise.all([sim?.close(), other?.close(), locked?.close()]);
     rmSync(tmp, { recursive: true, force: true });
