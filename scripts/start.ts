@@ -36,6 +36,11 @@ export interface DemoOptions {
   discoveryMulticast?: boolean;
   /** Node-RED's output, as it comes (tests that check it for warnings); overrides `quiet`. */
   onOutput?: (text: string) => void;
+  /**
+   * A broker for the Home Assistant example (`npm start` with `IPCAM_DEMO_MQTT=mqtt://host:1883`):
+   * its broker node connects there. Without it, the node keeps its placeholder and stays disconnected.
+   */
+  mqtt?: string;
 }
 
 export interface Demo {
@@ -85,6 +90,7 @@ function demoFlows(
   nodes: FlowNode[],
   simPort: number,
   fleetPorts: ReadonlyMap<string, number>,
+  mqtt?: string,
 ): { flows: FlowNode[]; credentials: Record<string, { username: string; password: string }> } {
   const flows: FlowNode[] = [];
   const credentials: Record<string, { username: string; password: string }> = {};
@@ -96,6 +102,7 @@ function demoFlows(
     }
     // Like the rest of the demo, its event server answers this machine only.
     if (node.type === 'ipcam-event-server') node['bind'] = '127.0.0.1';
+    if (node.type === 'mqtt-broker' && mqtt) Object.assign(node, demoBroker(mqtt));
     // "Simulate a car" and the like call the simulator's control API.
     if (node.type === 'http request' && typeof node['url'] === 'string') node['url'] = node['url'].replace('127.0.0.1:8080/_sim/', `127.0.0.1:${simPort}/_sim/`);
     flows.push(node);
@@ -135,10 +142,17 @@ function encryptedCredentials(secret: string, credentials: object): { $: string 
   return { $: iv.toString('hex') + cipher.update(JSON.stringify(credentials), 'utf8', 'base64') + cipher.final('base64') };
 }
 
-function prepareUserDir(nodes: FlowNode[], simPort: number, fleetPorts: ReadonlyMap<string, number>, uiPort: number, discovery: { targets: string[]; multicast: boolean }): string {
+/** The example's broker node pointed at `IPCAM_DEMO_MQTT` (`mqtt://host:port`, `mqtts://` for TLS), connecting by itself. */
+function demoBroker(url: string): Record<string, unknown> {
+  const parsed = new URL(url);
+  if (parsed.protocol !== 'mqtt:' && parsed.protocol !== 'mqtts:') throw new Error(`IPCAM_DEMO_MQTT must be mqtt://host:port or mqtts://host:port, got ${parsed.protocol}`);
+  return { broker: parsed.hostname.replace(/^\[|\]$/g, ''), port: parsed.port || (parsed.protocol === 'mqtts:' ? '8883' : '1883'), usetls: parsed.protocol === 'mqtts:', autoConnect: true };
+}
+
+function prepareUserDir(nodes: FlowNode[], simPort: number, fleetPorts: ReadonlyMap<string, number>, uiPort: number, discovery: { targets: string[]; multicast: boolean }, mqtt?: string): string {
   const userDir = userDirWithPackage('ipcam-demo-');
   linkDashboard(userDir);
-  const { flows, credentials } = demoFlows(nodes, simPort, fleetPorts);
+  const { flows, credentials } = demoFlows(nodes, simPort, fleetPorts, mqtt);
   writeFileSync(join(userDir, 'flows.json'), JSON.stringify(flows, null, 2));
   // The demo's credentials are encrypted as Node-RED keeps them (a secret of this run only), so
   // it neither warns about unencrypted credentials nor leaves a password in clear on disk.
@@ -176,7 +190,7 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
   const fleet = new Map<string, Simulator>();
   for (const port of otherDevicePorts(nodes)) fleet.set(port, await startSimulator({ port: 0, username: DEMO_USER, password: DEMO_PASSWORD }));
   const discovery = { targets: [simulator, ...fleet.values()].map((sim) => `127.0.0.1:${sim.discoveryPort}`), multicast: options.discoveryMulticast === true };
-  const userDir = prepareUserDir(nodes, simulator.port, new Map([...fleet].map(([port, sim]) => [port, sim.port])), options.uiPort, discovery);
+  const userDir = prepareUserDir(nodes, simulator.port, new Map([...fleet].map(([port, sim]) => [port, sim.port])), options.uiPort, discovery, options.mqtt);
   const red: ChildProcess = spawn(process.execPath, [require.resolve('node-red/red.js'), '--userDir', userDir, '--settings', join(userDir, 'settings.js')], {
     stdio: options.onOutput ? ['ignore', 'pipe', 'pipe'] : options.quiet ? 'ignore' : 'inherit',
   });
@@ -222,7 +236,8 @@ async function main(): Promise<void> {
   const uiPort = Number(process.env['PORT'] ?? 1880);
   const simPort = Number(process.env['IPCAM_SIM_PORT'] ?? 8080);
   // Multicast onto the LAN only when asked: the demo's own simulators are found by unicast.
-  const demo = await startDemo({ uiPort, simPort, discoveryMulticast: process.env['IPCAM_DEMO_MULTICAST'] === '1' });
+  const mqtt = process.env['IPCAM_DEMO_MQTT'];
+  const demo = await startDemo({ uiPort, simPort, discoveryMulticast: process.env['IPCAM_DEMO_MULTICAST'] === '1', ...(mqtt && { mqtt }) });
   let exiting = false;
   const shutdown = (code: number): void => {
     if (exiting) return;
@@ -239,7 +254,7 @@ async function main(): Promise<void> {
     shutdown(1);
     return;
   }
-  console.log(`\nipcam demo ready:\n  Node-RED   ${demo.url}\n  simulator  ${demo.simulator.url} (user ${DEMO_USER}, password ${DEMO_PASSWORD})\n  gates      ${demo.fleet.map((s) => s.url).join(', ')} (the fleet example)\n  snapshot   ${demo.url}/snapshot\n  dashboard  ${demo.url}/dashboard/gate\nCtrl-C stops both.\n`);
+  console.log(`\nipcam demo ready:\n  Node-RED   ${demo.url}\n  simulator  ${demo.simulator.url} (user ${DEMO_USER}, password ${DEMO_PASSWORD})\n  gates      ${demo.fleet.map((s) => s.url).join(', ')} (the fleet example)\n  snapshot   ${demo.url}/snapshot\n  dashboard  ${demo.url}/dashboard/gate\n  MQTT       ${mqtt ?? 'none: IPCAM_DEMO_MQTT=mqtt://host:1883 connects the Home Assistant example'}\nCtrl-C stops both.\n`);
 }
 
 if (require.main === module) {
