@@ -11,6 +11,7 @@ import { strict as assert } from 'node:assert';
 import { setTimeout as sleep } from 'node:timers/promises';
 import mqtt, { type MqttClient } from 'mqtt';
 import { startSimulator, type Simulator } from '../lib/simulator';
+import { startDemo } from '../scripts/start';
 import { PROJECT_ROOT, waitFor } from './helpers';
 import { Mosquitto, needBroker } from './mosquitto';
 import { ChildRuntime, freePort, type FlowNode } from './runtime-child';
@@ -291,7 +292,7 @@ describe('ipcam-ha: a camera as a Home Assistant device, through the core mqtt-b
     await publish('homeassistant/status', 'online');
     await config(since);
     for (const topic of ['ipcam/bridge', `${ROOT}/availability`, `${ROOT}/relay_1`, `${ROOT}/input_1`, `${ROOT}/last_plate`]) await ha.next(topic, topic, since);
-    assert.ok(ha.on(`${ROOT}/picture`, since).length > 0, 'the last picture again');
+    await ha.next('the last picture again', `${ROOT}/picture`, since);
   });
 
   it('the camera stopped reads offline within the health bound, online when it is back', async function () {
@@ -349,15 +350,21 @@ describe('ipcam-ha: a camera as a Home Assistant device, through the core mqtt-b
 
     it('a 1 MB command, 10,000 commands a second, malformed birth payloads: no crash, no block over 250 ms, nothing beyond the rate limits to the device', async function () {
       sim.resetRequests();
+      // Home Assistant follows what the node publishes, not the stranger's commands: this machine's
+      // CPU goes to the runtime measured, not to a test client reading 10,000 messages.
+      await ha.client.unsubscribeAsync('#');
+      await ha.client.subscribeAsync(['homeassistant/#', 'ipcam/bridge', `${ROOT}/+`], { qos: 1 });
       await runtime.loopDelay();
       const stranger = await mqtt.connectAsync(broker.url, { reconnectPeriod: 0 });
       try {
         await stranger.publishAsync(`${ROOT}/relay_1/set`, Buffer.alloc(1024 * 1024, 0x4f), { qos: 1 });
         for (const payload of [Buffer.alloc(0), Buffer.from('onlinex'), Buffer.from([0xff, 0xfe, 0x00]), Buffer.alloc(100_000, 0x61), Buffer.from('ONLINE')]) await stranger.publishAsync('homeassistant/status', payload, { qos: 0 });
+        await sleep(500);
+        const bigDelay = await runtime.loopDelay();
         const start = Date.now();
-        // 10,000 in one second: ten bursts of 1,000, 100 ms apart.
+        // 10,000 in (nominally) one second, as a stream: bursts of 200, 20 ms apart.
         for (let i = 0; i < 10_000; i++) {
-          if (i % 1000 === 0 && i > 0) await sleep(100);
+          if (i % 200 === 0 && i > 0) await sleep(20);
           const which = i % 4;
           const topic = which === 3 ? `${ROOT}/plate_add/set` : `${ROOT}/relay_${which === 2 ? 9 : 1}/set`;
           stranger.publish(topic, which === 3 ? `P${i}` : i % 2 === 0 ? 'ON' : 'OFF', { qos: 0 });
@@ -372,7 +379,8 @@ describe('ipcam-ha: a camera as a Home Assistant device, through the core mqtt-b
         assert.ok(actions <= 5 + 5 * seconds, `${actions} relay actions in ${seconds} s (sent in ${sent} ms)`);
         assert.ok(plates <= 1 + seconds, `${plates} plate changes in ${seconds} s`);
         assert.ok(actions >= 1, 'some commands got through');
-        const delay = await runtime.loopDelay();
+        const delay = Math.max(bigDelay, await runtime.loopDelay());
+        console.log(`      ${actions} relay actions and ${plates} plate changes reached the device in ${seconds.toFixed(1)} s; event loop blocked at most ${delay.toFixed(0)} ms`);
         assert.ok(delay < 250, `the event loop was blocked ${delay} ms`);
         assert.ok(runtime.alive, runtime.output.slice(-2000));
         // The warnings are few: one per kind a minute, with the count of the others.
@@ -380,6 +388,8 @@ describe('ipcam-ha: a camera as a Home Assistant device, through the core mqtt-b
         assert.ok(warnings < 20, `${warnings} warning lines`);
       } finally {
         await stranger.endAsync(true);
+        await ha.client.unsubscribeAsync(['homeassistant/#', 'ipcam/bridge', `${ROOT}/+`]);
+        await ha.client.subscribeAsync('#', { qos: 1 });
       }
     });
 
@@ -392,16 +402,36 @@ describe('ipcam-ha: a camera as a Home Assistant device, through the core mqtt-b
     });
   });
 
-  it('nothing private is ever published: no password, user name or device address in any topic or payload', function () {
-    assert.ok(ha.seen.length > 50, `${ha.seen.length} messages seen`);
-    const secrets = [PASSWORD, USER, '127.0.0.1', `:${simPort}`];
-    for (const m of ha.seen) {
-      if (m.topic === CONFIG && m.payload.toString('utf8').includes('stranger')) continue;
-      for (const secret of secrets) {
-        assert.ok(!m.topic.includes(secret), `${secret} in topic ${m.topic}`);
-        if (m.topic.endsWith('/picture')) continue;
-        assert.ok(!m.payload.toString('latin1').includes(secret), `${secret} in the payload on ${m.topic}: ${m.payload.toString('utf8').slice(0, 200)}`);
+  describe('npm start with IPCAM_DEMO_MQTT', function () {
+    it('points the home-assistant example\'s broker node at the broker: the simulator appears as a device', async function () {
+      const since = Date.now();
+      const demo = await startDemo({ uiPort: await freePort(), simPort: 0, quiet: true, mqtt: broker.url });
+      try {
+        await demo.ready;
+        const topic = 'homeassistant/device/ipcam_ipcam-sim-device/config';
+        const m = await ha.next('the example\'s config', topic, since, (m) => m.payload.length > 0, 30_000);
+        const c = JSON.parse(m.payload.toString('utf8')) as { dev: { name: string }; cmps: Record<string, unknown> };
+        assert.equal(c.dev.name, 'Simulator');
+        assert.deepEqual(Object.keys(c.cmps), ['plate', 'last_plate', 'picture', 'relay_1', 'relay_1_pulse', 'input_1', 'plate_add', 'plate_delete']);
+        await ha.next('the example\'s camera online', 'ipcam/ipcam_ipcam-sim-device/availability', since, (m) => text(m) === 'online');
+      } finally {
+        await demo.stop();
       }
-    }
+    });
+  });
+
+  describe('at the end', function () {
+    it('nothing private is ever published: no password, user name or device address in any topic or payload', function () {
+      assert.ok(ha.seen.length > 50, `${ha.seen.length} messages seen`);
+      const secrets = [PASSWORD, USER, '127.0.0.1', `:${simPort}`];
+      for (const m of ha.seen) {
+        if (m.topic === CONFIG && m.payload.toString('utf8').includes('stranger')) continue;
+        for (const secret of secrets) {
+          assert.ok(!m.topic.includes(secret), `${secret} in topic ${m.topic}`);
+          if (m.topic.endsWith('/picture')) continue;
+          assert.ok(!m.payload.toString('latin1').includes(secret), `${secret} in the payload on ${m.topic}: ${m.payload.toString('utf8').slice(0, 200)}`);
+        }
+      }
+    });
   });
 });

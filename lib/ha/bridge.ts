@@ -58,7 +58,7 @@ export const PLATE_QUEUE_MAX = 32;
 /** Warnings of one kind (ignored commands, a full queue) at most this often; the others are counted (ms). */
 export const WARN_EVERY_MS = 60_000;
 /** Commands read per turn of the event loop at most; more that come at once are dropped unread. */
-export const INBOX_MAX = 256;
+export const INBOX_MAX = 64;
 /** After a pulse, the relay's state is read again once it has ended, this long after (ms). */
 export const PULSE_READ_MARGIN_MS = 300;
 
@@ -94,6 +94,8 @@ export class HaBridge {
   private readonly inbox: Array<[string, Buffer]> = [];
   private inboxDropped = 0;
   private inboxImmediate: NodeJS.Immediate | undefined;
+  /** The command topics of the plate texts. */
+  private readonly plateTopics: readonly [string, string];
 
   constructor(private readonly opts: HaBridgeOptions) {
     this.s = opts.settings;
@@ -103,6 +105,7 @@ export class HaBridge {
     this.warnings = new WarningThrottle(opts.warn, WARN_EVERY_MS);
     this.plateQueue = new PacedQueue<HaCommand>({ interval: PLATE_CHANGE_INTERVAL_MS, max: PLATE_QUEUE_MAX, run: (c) => this.changePlate(c) });
     this.states.set(this.t.camera, HA_ONLINE);
+    this.plateTopics = [this.t.command('plate_add'), this.t.command('plate_delete')];
   }
 
   start(): void {
@@ -305,6 +308,8 @@ export class HaBridge {
   }
 
   private command(topic: string, payload: Buffer): void {
+    // A plate change with the queue full is dropped before its plate is read.
+    if (this.plateQueue.full && (topic === this.plateTopics[0] || topic === this.plateTopics[1])) return this.plateQueueFull();
     const parsed = parseCommand(this.t, this.s, topic, payload);
     if (!parsed.ok) {
       const reason = parsed.reason;
@@ -312,7 +317,11 @@ export class HaBridge {
     }
     const command = parsed.command;
     if (command.kind === 'switch' || command.kind === 'pulse') return this.relay(command);
-    if (!this.plateQueue.push(command)) this.warnings.warn('queue', `Plate changes from Home Assistant dropped: ${PLATE_QUEUE_MAX} are waiting already (one a second reaches the device)`);
+    if (!this.plateQueue.push(command)) this.plateQueueFull();
+  }
+
+  private plateQueueFull(): void {
+    this.warnings.warn('queue', `Plate changes from Home Assistant dropped: ${PLATE_QUEUE_MAX} are waiting already (one a second reaches the device)`);
   }
 
   /** The relay node's operations and answer path: a refused command is an error, and the state is read from the device after it. */

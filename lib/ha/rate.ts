@@ -86,6 +86,11 @@ export class PacedQueue<T> {
     return this.waiting.length;
   }
 
+  /** No room for another item. */
+  get full(): boolean {
+    return this.closed || this.waiting.length >= this.opts.max;
+  }
+
   /** False when the queue is full (or closed): the item is dropped. */
   push(item: T): boolean {
     if (this.closed || this.waiting.length >= this.opts.max) return false;
