@@ -47,6 +47,11 @@ export interface DemoOptions {
    * demo or a test run beside a running demo). The texts, names and simulated posts follow.
    */
   eventPort?: number;
+  /**
+   * A broker for the Home Assistant example (`npm start` with `IPCAM_DEMO_MQTT=mqtt://host:1883`):
+   * its broker node connects there. Without it, the node keeps its placeholder and stays disconnected.
+   */
+  mqtt?: string;
 }
 
 export interface Demo {
@@ -143,6 +148,7 @@ function demoFlows(
   fleetPorts: ReadonlyMap<string, number>,
   eventPorts: ReadonlyMap<string, number> = new Map(),
   uiPort = 1880,
+  mqtt?: string,
 ): { flows: FlowNode[]; credentials: Record<string, { username: string; password: string }> } {
   const flows: FlowNode[] = [];
   const credentials: Record<string, { username: string; password: string }> = {};
@@ -159,6 +165,7 @@ function demoFlows(
     }
     // Like the rest of the demo, its event server answers this machine only.
     if (node.type === 'ipcam-event-server') node['bind'] = '127.0.0.1';
+    if (node.type === 'mqtt-broker' && mqtt) Object.assign(node, demoBroker(mqtt));
     // "Simulate a car" and the like call the simulator's control API (url), which posts to the
     // event server (payload); the texts name both.
     if (node.type !== 'ipcam-device') withPorts(node, moved);
@@ -214,15 +221,23 @@ function encryptedCredentials(secret: string, credentials: object): { $: string 
   return { $: iv.toString('hex') + cipher.update(JSON.stringify(credentials), 'utf8', 'base64') + cipher.final('base64') };
 }
 
+/** The example's broker node pointed at `IPCAM_DEMO_MQTT` (`mqtt://host:port`, `mqtts://` for TLS), connecting by itself. */
+function demoBroker(url: string): Record<string, unknown> {
+  const parsed = new URL(url);
+  if (parsed.protocol !== 'mqtt:' && parsed.protocol !== 'mqtts:') throw new Error(`IPCAM_DEMO_MQTT must be mqtt://host:port or mqtts://host:port, got ${parsed.protocol}`);
+  return { broker: parsed.hostname.replace(/^\[|\]$/g, ''), port: parsed.port || (parsed.protocol === 'mqtts:' ? '8883' : '1883'), usetls: parsed.protocol === 'mqtts:', autoConnect: true };
+}
+
 function prepareUserDir(
   nodes: FlowNode[],
   ports: { sim: number; fleet: ReadonlyMap<string, number>; events: ReadonlyMap<string, number>; ui: number },
   discovery: { targets: string[]; multicast: boolean },
+  mqtt?: string,
 ): string {
   const uiPort = ports.ui;
   const userDir = userDirWithPackage('ipcam-demo-');
   linkDashboard(userDir);
-  const { flows, credentials } = demoFlows(nodes, ports.sim, ports.fleet, ports.events, ports.ui);
+  const { flows, credentials } = demoFlows(nodes, ports.sim, ports.fleet, ports.events, ports.ui, mqtt);
   writeFileSync(join(userDir, 'flows.json'), JSON.stringify(flows, null, 2));
   // The demo's credentials are encrypted as Node-RED keeps them (a secret of this run only), so
   // it neither warns about unencrypted credentials nor leaves a password in clear on disk.
@@ -265,7 +280,7 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
   }
   const discovery = { targets: [simulator, ...fleet.values()].map((sim) => `127.0.0.1:${sim.discoveryPort}`), multicast: options.discoveryMulticast === true };
   const eventPorts = await demoEventPorts(nodes, options.eventPort);
-  const userDir = prepareUserDir(nodes, { sim: simulator.port, fleet: new Map([...fleet].map(([port, sim]) => [port, sim.port])), events: eventPorts, ui: options.uiPort }, discovery);
+  const userDir = prepareUserDir(nodes, { sim: simulator.port, fleet: new Map([...fleet].map(([port, sim]) => [port, sim.port])), events: eventPorts, ui: options.uiPort }, discovery, options.mqtt);
   const red: ChildProcess = spawn(process.execPath, [require.resolve('node-red/red.js'), '--userDir', userDir, '--settings', join(userDir, 'settings.js')], {
     stdio: options.onOutput ? ['ignore', 'pipe', 'pipe'] : options.quiet ? 'ignore' : 'inherit',
   });
@@ -314,7 +329,8 @@ async function main(): Promise<void> {
   // second demo beside the first) takes free ones; else the examples' 5002 and 5003.
   const eventPort = process.env['IPCAM_EVENT_PORT'] !== undefined ? Number(process.env['IPCAM_EVENT_PORT']) : uiPort !== 1880 ? 0 : undefined;
   // Multicast onto the LAN only when asked: the demo's own simulators are found by unicast.
-  const demo = await startDemo({ uiPort, simPort, ...(eventPort !== undefined && { eventPort }), discoveryMulticast: process.env['IPCAM_DEMO_MULTICAST'] === '1' });
+  const mqtt = process.env['IPCAM_DEMO_MQTT'];
+  const demo = await startDemo({ uiPort, simPort, ...(eventPort !== undefined && { eventPort }), discoveryMulticast: process.env['IPCAM_DEMO_MULTICAST'] === '1', ...(mqtt && { mqtt }) });
   let exiting = false;
   const shutdown = (code: number): void => {
     if (exiting) return;
@@ -331,7 +347,7 @@ async function main(): Promise<void> {
     shutdown(1);
     return;
   }
-  console.log(`\nipcam demo ready:\n  Node-RED   ${demo.url}\n  simulator  ${demo.simulator.url} (user ${DEMO_USER}, password ${DEMO_PASSWORD})\n  gates      ${demo.fleet.map((s) => s.url).join(', ')} (the fleet example)\n  events     ${[...demo.eventPorts.values()].map((p) => `127.0.0.1:${p}`).join(', ')} (the examples' event servers)\n  snapshot   ${demo.url}/snapshot\n  dashboard  ${demo.url}/dashboard/gate\nCtrl-C stops both.\n`);
+  console.log(`\nipcam demo ready:\n  Node-RED   ${demo.url}\n  simulator  ${demo.simulator.url} (user ${DEMO_USER}, password ${DEMO_PASSWORD})\n  gates      ${demo.fleet.map((s) => s.url).join(', ')} (the fleet example)\n  events     ${[...demo.eventPorts.values()].map((p) => `127.0.0.1:${p}`).join(', ')} (the examples' event servers)\n  snapshot   ${demo.url}/snapshot\n  dashboard  ${demo.url}/dashboard/gate\n  MQTT       ${mqtt ?? 'none: IPCAM_DEMO_MQTT=mqtt://host:1883 connects the Home Assistant example'}\nCtrl-C stops both.\n`);
 }
 
 if (require.main === module) {
