@@ -50,7 +50,11 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
   return proto === Object.prototype || proto === null;
 }
 
-const NONE_HINT = "; to run the node as set whatever the message, set its Overrides to none";
+/**
+ * What the sender of a message the node cannot read may do instead: an Inject's timestamp, an
+ * event or a sensor's reading wired into an action is the usual cause, not a misspelt command.
+ */
+export const NONE_HINT = "; to run the node as set whatever the message (an Inject's timestamp, an event), set its Overrides to none";
 
 /**
  * Checks the keys of a payload for `type` (a node type) before anything is sent: every key of an
@@ -86,10 +90,16 @@ function checkKeys(given: Record<string, unknown>, known: readonly string[], ove
 /**
  * A word of a short form or an action name, exactly one of `known` (spaces around allowed): a
  * word in another case or one slip away is refused with the right one offered, never applied.
+ * `hint` follows the list of words when nothing is near (NONE_HINT where the word came as the
+ * whole payload).
  */
-export function exactWord<T extends string>(what: string, value: unknown, known: readonly T[]): T {
+export function exactWord<T extends string>(what: string, value: unknown, known: readonly T[], hint = ''): T {
   const wanted = typeof value === 'string' && value.length <= 64 ? value.trim() : undefined;
   const found = known.find((k) => k === wanted);
-  if (found === undefined) throw unknownWord(what, value, known);
+  if (found === undefined) {
+    // A slip (`left` for Left) has the right word offered; the hint is for what is no word of ours.
+    const slip = typeof value === 'string' && nearest(value.trim(), known) !== undefined;
+    throw unknownWord(what, value, known, `use ${known.join(', ')}${slip ? '' : hint}`);
+  }
   return found;
 }

@@ -23,6 +23,7 @@ import { DEFAULT_SPEED_RANGE, PTZ_ACTIONS } from './ops/ptz-xml';
 import { XML_PTZ_COMMANDS } from './ops/ptz-mover';
 import { XML_CRUISE_ID, XML_PRESET_ID, XML_PRESET_NAME_MAX } from './ops/ptz-presets';
 import { UI_CAMERA_SETTINGS, UI_PLATES_SETTINGS } from './widget-settings';
+import { HA_SETTINGS } from './ha/settings';
 
 /** A channel setting: blank leaves the device's default. */
 const CHANNEL = optional(int({ min: 1, max: MAX_CHANNEL }));
@@ -92,6 +93,7 @@ export const NODE_SETTINGS: Record<string, Record<string, Param<unknown>>> = {
   'ipcam-discover': { duration: DISCOVERY_DURATION, interface: optional(DISCOVERY_INTERFACE), targets: optional(DISCOVERY_TARGETS) },
   // Device only (an ipcam-device, or blank for every one): nothing for a rule to check.
   'ipcam-device-status': {},
+  'ipcam-ha': HA_SETTINGS,
   'ipcam-ui-camera': UI_CAMERA_SETTINGS,
   'ipcam-ui-plates': UI_PLATES_SETTINGS,
 };

@@ -13,14 +13,48 @@ export type StopSender = (via: DeviceClient) => Promise<void>;
  * pending Stop; a command to the same camera replaces it; `close()` stops every camera this mover
  * set moving and has not stopped since. The interfaces only say what moves and how to stop.
  */
+/**
+ * A timed move's end as its sender waits for it: settled once the Stop has been answered (or
+ * has failed), once another command has taken the camera over, or once close has stopped it.
+ */
+export interface MoveEnd {
+  promise: Promise<void>;
+  resolve(): void;
+  reject(err: unknown): void;
+  /** True when someone waits: a failed Stop is then theirs to report, not onStopError's. */
+  awaited: boolean;
+}
+
+function moveEnd(): MoveEnd {
+  let resolve!: () => void;
+  let reject!: (err: unknown) => void;
+  const promise = new Promise<void>((yes, no) => {
+    resolve = yes;
+    reject = no;
+  });
+  // Nobody may be waiting: an unawaited failure is onStopError's, not an unhandled rejection.
+  promise.catch(() => undefined);
+  return { promise, resolve, reject, awaited: false };
+}
+
+/** How a sender waits for its command: `untilEnded` waits for a timed move's Stop to be answered. */
+export interface MoveOptions {
+  untilEnded?: boolean;
+}
+
 export class TimedMoves {
-  /** The pending Stop of each camera key. */
-  private readonly pendingStops = new Map<string, NodeJS.Timeout>();
+  /** The pending Stop of each camera key, and the end of the move it stops. */
+  private readonly pendingStops = new Map<string, { timer: NodeJS.Timeout; end: MoveEnd }>();
+  /** Ends of timed moves whose Stop close sends (their timer cleared by close). */
+  private readonly closingEnds = new Map<string, MoveEnd>();
   /** Cameras this mover set moving and has not stopped since, with how to stop each. */
   private readonly moving = new Map<string, StopSender>();
   /** Commands on their way to the device: close waits for them, so a Stop never overtakes a move. */
   private readonly inFlight = new Set<Promise<unknown>>();
   private closed = false;
+  /** The last command sent to each camera key (a count): an answer to an older one comes late. */
+  private readonly latest = new Map<string, number>();
+  private sent = 0;
 
   /**
    * @param onIdle called whenever the mover has no command on its way and no camera it set
@@ -50,8 +84,16 @@ export class TimedMoves {
   async close(via: DeviceClient = this.client): Promise<void> {
     this.closed = true;
     await Promise.allSettled(this.inFlight);
-    for (const key of [...this.pendingStops.keys()]) this.cancelPendingStop(key);
+    for (const [key, pending] of [...this.pendingStops]) {
+      clearTimeout(pending.timer);
+      this.pendingStops.delete(key);
+      this.closingEnds.set(key, pending.end);
+    }
     await Promise.all([...this.moving].map(([key, stop]) => this.stop(key, stop, via).catch(this.onStopError)));
+    // A sender still waiting for its move's end hears that the node closed (the camera stopped
+    // above, or its Stop failed and was reported): the wait never outlives close.
+    for (const end of this.closingEnds.values()) end.reject(new IpcamError('ECONN', 'The PTZ node closed during the timed move: the camera was sent its Stop'));
+    this.closingEnds.clear();
   }
 
   /**
@@ -60,22 +102,37 @@ export class TimedMoves {
    * never). The camera counts as moving from the moment the command leaves: a command that
    * fails or is aborted on its way may still have reached the camera, and close stops it then.
    */
-  protected async command<T>(key: string, stop: StopSender | undefined, duration: number, send: () => Promise<T>): Promise<T> {
+  protected async command<T>(key: string, stop: StopSender | undefined, duration: number, send: () => Promise<T>): Promise<{ result: T; end: MoveEnd | undefined }> {
     // After close nothing moves: a move whose lookups (caps, a preset's id) were still on their
     // way when the node closed is not sent, so no camera is left moving that close did not stop.
     if (this.closed) throw new IpcamError('ECONN', 'The PTZ node is closing: the command was not sent');
     this.cancelPendingStop(key);
     if (stop) this.moving.set(key, stop);
+    const number = (this.sent = (this.sent + 1) % Number.MAX_SAFE_INTEGER);
+    this.latest.set(key, number);
     const sending = send();
     this.inFlight.add(sending);
     try {
       const result = await sending;
-      this.settle(key, stop, duration);
-      return result;
+      // A newer command to the same camera went out while this one was on its way: the camera
+      // is that one's now, and this move's Stop must not come after it.
+      if (this.latest.get(key) !== number) return { result, end: undefined };
+      return { result, end: this.settle(key, stop, duration) };
     } finally {
       this.inFlight.delete(sending);
       this.notifyIfIdle();
     }
+  }
+
+  /**
+   * Waits, when asked to, for the end of a timed move `command` started: outside `track`, so
+   * close never waits for a move's duration (it ends the move itself, and this wait with it).
+   * A failed Stop is the sender's error then (the camera may still move).
+   */
+  protected async untilEnded(end: MoveEnd | undefined, options: MoveOptions): Promise<void> {
+    if (!options.untilEnded || end === undefined) return;
+    end.awaited = true;
+    await end.promise;
   }
 
   /**
@@ -97,24 +154,32 @@ export class TimedMoves {
     if (this.isIdle && !this.closed) this.onIdle();
   }
 
+  /** Another command takes the camera of `key` over: the pending Stop no longer applies, and the move it would end has ended. */
   private cancelPendingStop(key: string): void {
-    clearTimeout(this.pendingStops.get(key));
+    const pending = this.pendingStops.get(key);
+    if (!pending) return;
+    clearTimeout(pending.timer);
     this.pendingStops.delete(key);
+    pending.end.resolve();
   }
 
-  /** After the device accepted a command to the camera of `key`. */
-  private settle(key: string, stop: StopSender | undefined, duration: number): void {
+  /** After the device accepted a command to the camera of `key`: the end of the timed move it started, if any. */
+  private settle(key: string, stop: StopSender | undefined, duration: number): MoveEnd | undefined {
     if (!stop) {
       this.moving.delete(key);
-      return;
+      return undefined;
     }
-    if (duration > 0 && !this.closed) {
-      const timer = setTimeout(() => {
-        this.pendingStops.delete(key);
-        void this.stop(key, stop, this.client).catch(this.onStopError);
-      }, duration);
-      this.pendingStops.set(key, timer);
-    }
+    if (duration <= 0 || this.closed) return undefined;
+    const end = moveEnd();
+    const timer = setTimeout(() => {
+      this.pendingStops.delete(key);
+      this.stop(key, stop, this.client).then(end.resolve, (err: unknown) => {
+        if (end.awaited) end.reject(err);
+        else this.onStopError(err);
+      });
+    }, duration);
+    this.pendingStops.set(key, { timer, end });
+    return end;
   }
 
   private async stop(key: string, stop: StopSender, via: DeviceClient): Promise<void> {

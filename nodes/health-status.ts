@@ -10,7 +10,8 @@ export function healthStatus(state: HealthState): NodeStatus | Record<string, ne
     case 'online':
       return { fill: 'green', shape: 'dot', text: 'online' };
     case 'offline':
-      return { fill: 'grey', shape: 'ring', text: 'offline' };
+      // A failure, not an idle node (grey): red, as DESIGN's status rules have failures.
+      return { fill: 'red', shape: 'ring', text: 'offline' };
     case 'auth-failed':
       return { fill: 'red', shape: 'ring', text: 'auth failed' };
     case 'unknown':

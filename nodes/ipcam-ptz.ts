@@ -4,7 +4,7 @@ import { IpcamError, inputError } from '../lib/errors';
 import { PtzMover } from '../lib/ops/ptz-mover';
 import { withImpliedAction } from '../lib/ptz-request';
 import { DeviceClient } from '../lib/transport/client';
-import { exactWord } from '../lib/payload';
+import { exactWord, NONE_HINT } from '../lib/payload';
 import { PTZ_PAYLOAD_ACTIONS } from '../lib/settings';
 import { handleInput, payloadObject, type DeviceTarget } from './action';
 import type { Node, NodeAPI, NodeDef } from './red';
@@ -60,20 +60,24 @@ export = function register(RED: NodeAPI): void {
 
     handleInput(RED, this, def.device, async (msg, client, signal, target) => {
       if (api !== 'xml' && api !== 'cgi') throw inputError(`Unknown PTZ interface ${echo(api)}: use xml or cgi`);
-      const fields = payloadObject(msg) ?? (typeof msg.payload === 'string' && msg.payload.trim() !== '' ? { action: msg.payload } : {});
-      // A message's action is spelt exactly as the interface names it: 'left' for Left is offered, never moved.
-      if (fields['action'] !== undefined && fields['action'] !== '') fields['action'] = exactWord('PTZ action', fields['action'], PTZ_PAYLOAD_ACTIONS[api]);
+      const object = payloadObject(msg);
+      const fields = object ?? (typeof msg.payload === 'string' && msg.payload.trim() !== '' ? { action: msg.payload } : {});
+      // A message's action is spelt exactly as the interface names it: 'left' for Left is offered,
+      // never moved. A text payload that is no action at all may not be meant for this node.
+      if (fields['action'] !== undefined && fields['action'] !== '') fields['action'] = exactWord('PTZ action', fields['action'], PTZ_PAYLOAD_ACTIONS[api], object ? '' : NONE_HINT);
       // `{ preset }` alone goes to that preset, `{ tour }` alone starts that tour, whatever the Action setting.
       const request = { action: def.action, speed: def.speed, duration: def.duration, channel: def.channel, ...withImpliedAction(fields, def.action) };
       const mover = moverFor(client, target);
       try {
+        // A timed move's message leaves when the move has ended (its Stop answered), so that a
+        // move chained on the output never races the Stop.
         if (mover instanceof CgiPtzMover) {
-          const command = await mover.move(request, signal);
+          const command = await mover.move(request, signal, { untilEnded: true });
           const action = command.action === 'move' ? command.move : command.action;
           msg.payload = { action, ok: true };
           return { fill: 'green', shape: 'dot', text: action };
         }
-        const outcome = await mover.move(request, signal);
+        const outcome = await mover.move(request, signal, { untilEnded: true });
         if (outcome.list) {
           msg.payload = outcome.list;
           return { fill: 'green', shape: 'dot', text: `${outcome.list.length} ${outcome.action === 'listTours' ? 'tours' : 'presets'}` };

@@ -107,6 +107,8 @@
             var row = $("<div class='form-row ipcam-param-row'></div>").appendTo(container);
             // The plain label; the key (the msg.payload field of the same name) when pointed at.
             $("<label></label>").attr({ for: "ipcam-param-" + name, title: "msg.payload." + name }).text(limits.label || name).appendTo(row);
+            // The space a template's line break leaves between label and field: the rows line up with the others.
+            row.append(" ");
             if (!editable(limits)) {
                 $("<span class='ipcam-param-from-msg'></span>").text("from msg.payload." + name + (limits.secret ? " (a secret: never kept in the flow)" : "") + (limits.optional ? " (optional)" : "")).appendTo(row);
                 return;
@@ -152,6 +154,16 @@
                 return Object.keys(inputs).every(mark);
             }
         };
+    }
+
+    /**
+     * A select of a setting that a node from an older flow or an example lacks shows the setting's
+     * default (what the runtime takes), never a blank choice.
+     */
+    function showDefault(type, name) {
+        var $select = $("#node-input-" + name);
+        var limits = setting(type, name);
+        if ($select.length && $select.prop("selectedIndex") < 0 && limits && limits.default !== undefined) { $select.val(String(limits.default)); }
     }
 
     /** Whether stored `params` fit `operation` (for the node's validate: a red triangle otherwise). */
@@ -296,6 +308,7 @@
                 }
                 select.on("change", show);
                 show();
+                showDefault("ipcam-" + table, "overrides");
                 node._ipcamForm = function () { return form; };
             },
             oneditsave: function () {
@@ -336,6 +349,7 @@
         operationLabel: operationLabel,
         classText: classText,
         setting: setting,
+        showDefault: showDefault,
         validator: validator,
         showResult: showResult,
         clearResult: clearResult,

@@ -7,9 +7,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createCipheriv, createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { startSimulator, type Simulator } from '../lib/simulator';
+import { simulatorMac, startSimulator, type Simulator } from '../lib/simulator';
 
 const ROOT = resolve(__dirname, '..', '..');
 const PACKAGE = 'node-red-contrib-ipcam';
@@ -40,6 +41,17 @@ export interface DemoOptions {
   discoveryMulticast?: boolean;
   /** Node-RED's output, as it comes (tests that check it for warnings); overrides `quiet`. */
   onOutput?: (text: string) => void;
+  /**
+   * Where the examples' event servers listen: absent = their own ports (5002, 5003); a port =
+   * that one and the next ones, in the order of the examples' ports; 0 = free ports (a second
+   * demo or a test run beside a running demo). The texts, names and simulated posts follow.
+   */
+  eventPort?: number;
+  /**
+   * A broker for the Home Assistant example (`npm start` with `IPCAM_DEMO_MQTT=mqtt://host:1883`):
+   * its broker node connects there. Without it, the node keeps its placeholder and stays disconnected.
+   */
+  mqtt?: string;
 }
 
 export interface Demo {
@@ -47,6 +59,8 @@ export interface Demo {
   simulator: Simulator;
   /** The simulators of example devices on other ports than 8080 (the fleet example's gates). */
   fleet: Simulator[];
+  /** The port each example event server listens on, by the port the example gives it ('5002'). */
+  eventPorts: ReadonlyMap<string, number>;
   userDir: string;
   /** Resolves when Node-RED answers HTTP. */
   ready: Promise<void>;
@@ -81,18 +95,69 @@ function otherDevicePorts(nodes: FlowNode[]): string[] {
   return [...new Set(ports)].filter((port) => port !== EXAMPLE_SIM_PORT).sort();
 }
 
+/** The ports of the examples' event servers, as the examples give them, in order. */
+function eventServerPorts(nodes: FlowNode[]): string[] {
+  return [...new Set(nodes.filter((n) => n.type === 'ipcam-event-server').map((n) => String(n['port'] ?? '5002')))].sort();
+}
+
+/**
+ * Where each example event server listens in this demo: its own port, `base` and the next ones,
+ * or (base 0) a free port each, so that a second demo or a test run beside one never collides.
+ */
+async function demoEventPorts(nodes: FlowNode[], base: number | undefined): Promise<Map<string, number>> {
+  const ports = new Map<string, number>();
+  for (const [i, port] of eventServerPorts(nodes).entries()) ports.set(port, base === undefined ? Number(port) : base === 0 ? await freeTcpPort() : base + i);
+  return ports;
+}
+
+/** A TCP port free on 127.0.0.1 now (the event server binds it a moment later). */
+async function freeTcpPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** Texts of the examples that name a port the demo moved: tab infos, node names, simulated posts. */
+const TEXT_FIELDS = ['info', 'name', 'payload', 'url'];
+
+/**
+ * The examples' texts as this demo runs them: a port the demo moved (the event servers', the
+ * simulator's, Node-RED's own) reads as the port it listens on.
+ */
+function withPorts(node: FlowNode, moved: ReadonlyMap<string, number>): void {
+  for (const field of TEXT_FIELDS) {
+    const text = node[field];
+    if (typeof text !== 'string') continue;
+    node[field] = text.replace(/(?<![\d.])(\d{2,5})(?!\d)/g, (whole, port: string) => {
+      const to = moved.get(port);
+      return to === undefined ? whole : String(to);
+    });
+  }
+}
+
 /**
  * Example flows with every `ipcam-device` pointed at the simulator (a device of another port at
- * the simulator started for that port); credentials beside them.
+ * the simulator started for that port), the event servers on the demo's ports; credentials
+ * beside them.
  */
 function demoFlows(
   nodes: FlowNode[],
   simPort: number,
   fleetPorts: ReadonlyMap<string, number>,
+  eventPorts: ReadonlyMap<string, number> = new Map(),
+  uiPort = 1880,
+  mqtt?: string,
 ): { flows: FlowNode[]; credentials: Record<string, { username: string; password: string }> } {
   const flows: FlowNode[] = [];
   const credentials: Record<string, { username: string; password: string }> = {};
+  // The ports the texts name that listen elsewhere in this demo.
+  const moved = new Map<string, number>([...eventPorts].filter(([from, to]) => String(to) !== from));
+  if (uiPort !== 1880) moved.set('1880', uiPort);
+  if (simPort !== Number(EXAMPLE_SIM_PORT)) moved.set(EXAMPLE_SIM_PORT, simPort);
   for (const node of nodes) {
+    if (node.type === 'ipcam-event-server') node['port'] = String(eventPorts.get(String(node['port'])) ?? node['port']);
     if (node.type === 'ipcam-device') {
       node['host'] = '127.0.0.1';
       node['port'] = String(fleetPorts.get(String(node['port'])) ?? simPort);
@@ -100,8 +165,10 @@ function demoFlows(
     }
     // Like the rest of the demo, its event server answers this machine only.
     if (node.type === 'ipcam-event-server') node['bind'] = '127.0.0.1';
-    // "Simulate a car" and the like call the simulator's control API.
-    if (node.type === 'http request' && typeof node['url'] === 'string') node['url'] = node['url'].replace('127.0.0.1:8080/_sim/', `127.0.0.1:${simPort}/_sim/`);
+    if (node.type === 'mqtt-broker' && mqtt) Object.assign(node, demoBroker(mqtt));
+    // "Simulate a car" and the like call the simulator's control API (url), which posts to the
+    // event server (payload); the texts name both.
+    if (node.type !== 'ipcam-device') withPorts(node, moved);
     flows.push(node);
   }
   return { flows, credentials };
@@ -154,10 +221,23 @@ function encryptedCredentials(secret: string, credentials: object): { $: string 
   return { $: iv.toString('hex') + cipher.update(JSON.stringify(credentials), 'utf8', 'base64') + cipher.final('base64') };
 }
 
-function prepareUserDir(nodes: FlowNode[], simPort: number, fleetPorts: ReadonlyMap<string, number>, uiPort: number, discovery: { targets: string[]; multicast: boolean }): string {
+/** The example's broker node pointed at `IPCAM_DEMO_MQTT` (`mqtt://host:port`, `mqtts://` for TLS), connecting by itself. */
+function demoBroker(url: string): Record<string, unknown> {
+  const parsed = new URL(url);
+  if (parsed.protocol !== 'mqtt:' && parsed.protocol !== 'mqtts:') throw new Error(`IPCAM_DEMO_MQTT must be mqtt://host:port or mqtts://host:port, got ${parsed.protocol}`);
+  return { broker: parsed.hostname.replace(/^\[|\]$/g, ''), port: parsed.port || (parsed.protocol === 'mqtts:' ? '8883' : '1883'), usetls: parsed.protocol === 'mqtts:', autoConnect: true };
+}
+
+function prepareUserDir(
+  nodes: FlowNode[],
+  ports: { sim: number; fleet: ReadonlyMap<string, number>; events: ReadonlyMap<string, number>; ui: number },
+  discovery: { targets: string[]; multicast: boolean },
+  mqtt?: string,
+): string {
+  const uiPort = ports.ui;
   const userDir = userDirWithPackage('ipcam-demo-');
   linkDashboard(userDir);
-  const { flows, credentials } = demoFlows(nodes, simPort, fleetPorts);
+  const { flows, credentials } = demoFlows(nodes, ports.sim, ports.fleet, ports.events, ports.ui, mqtt);
   writeFileSync(join(userDir, 'flows.json'), JSON.stringify(flows, null, 2));
   // The demo's credentials are encrypted as Node-RED keeps them (a secret of this run only), so
   // it neither warns about unencrypted credentials nor leaves a password in clear on disk.
@@ -191,11 +271,16 @@ function prepareUserDir(nodes: FlowNode[], simPort: number, fleetPorts: Readonly
 export async function startDemo(options: DemoOptions): Promise<Demo> {
   const simulator = await startSimulator({ port: options.simPort, username: DEMO_USER, password: DEMO_PASSWORD });
   const nodes = exampleNodes();
-  // The fleet example's gates: one simulator each, on any free port (8081-8083 may be taken).
+  // The fleet example's gates: one simulator each, on any free port (8081-8083 may be taken),
+  // each a device of its own (MAC, serial number, the name of its device node), as real gates are.
   const fleet = new Map<string, Simulator>();
-  for (const port of otherDevicePorts(nodes)) fleet.set(port, await startSimulator({ port: 0, username: DEMO_USER, password: DEMO_PASSWORD }));
+  for (const [i, port] of otherDevicePorts(nodes).entries()) {
+    const name = nodes.find((n) => n.type === 'ipcam-device' && String(n['port']) === port)?.['name'];
+    fleet.set(port, await startSimulator({ port: 0, username: DEMO_USER, password: DEMO_PASSWORD, mac: simulatorMac(2 + i), ...(typeof name === 'string' && name !== '' && { name }) }));
+  }
   const discovery = { targets: [simulator, ...fleet.values()].map((sim) => `127.0.0.1:${sim.discoveryPort}`), multicast: options.discoveryMulticast === true };
-  const userDir = prepareUserDir(nodes, simulator.port, new Map([...fleet].map(([port, sim]) => [port, sim.port])), options.uiPort, discovery);
+  const eventPorts = await demoEventPorts(nodes, options.eventPort);
+  const userDir = prepareUserDir(nodes, { sim: simulator.port, fleet: new Map([...fleet].map(([port, sim]) => [port, sim.port])), events: eventPorts, ui: options.uiPort }, discovery, options.mqtt);
   const red: ChildProcess = spawn(process.execPath, [require.resolve('node-red/red.js'), '--userDir', userDir, '--settings', join(userDir, 'settings.js')], {
     stdio: options.onOutput ? ['ignore', 'pipe', 'pipe'] : options.quiet ? 'ignore' : 'inherit',
   });
@@ -217,7 +302,7 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
     })());
 
   const ready = waitForHttp(url, exited);
-  return { url, simulator, fleet: [...fleet.values()], userDir, ready, exited, stop };
+  return { url, simulator, fleet: [...fleet.values()], eventPorts, userDir, ready, exited, stop };
 }
 
 /** Resolves when `url` answers 2xx; rejects when the process has exited or after a minute. */
@@ -240,8 +325,12 @@ export async function waitForHttp(url: string, exited: Promise<void>): Promise<v
 async function main(): Promise<void> {
   const uiPort = Number(process.env['PORT'] ?? 1880);
   const simPort = Number(process.env['IPCAM_SIM_PORT'] ?? 8080);
+  // The event servers move with PORT: IPCAM_EVENT_PORT names the first; a PORT of its own (a
+  // second demo beside the first) takes free ones; else the examples' 5002 and 5003.
+  const eventPort = process.env['IPCAM_EVENT_PORT'] !== undefined ? Number(process.env['IPCAM_EVENT_PORT']) : uiPort !== 1880 ? 0 : undefined;
   // Multicast onto the LAN only when asked: the demo's own simulators are found by unicast.
-  const demo = await startDemo({ uiPort, simPort, discoveryMulticast: process.env['IPCAM_DEMO_MULTICAST'] === '1' });
+  const mqtt = process.env['IPCAM_DEMO_MQTT'];
+  const demo = await startDemo({ uiPort, simPort, ...(eventPort !== undefined && { eventPort }), discoveryMulticast: process.env['IPCAM_DEMO_MULTICAST'] === '1', ...(mqtt && { mqtt }) });
   let exiting = false;
   const shutdown = (code: number): void => {
     if (exiting) return;
@@ -258,7 +347,7 @@ async function main(): Promise<void> {
     shutdown(1);
     return;
   }
-  console.log(`\nipcam demo ready:\n  Node-RED   ${demo.url}\n  simulator  ${demo.simulator.url} (user ${DEMO_USER}, password ${DEMO_PASSWORD})\n  gates      ${demo.fleet.map((s) => s.url).join(', ')} (the fleet example)\n  snapshot   ${demo.url}/snapshot\n  dashboard  ${demo.url}/dashboard/gate\nCtrl-C stops both.\n`);
+  console.log(`\nipcam demo ready:\n  Node-RED   ${demo.url}\n  simulator  ${demo.simulator.url} (user ${DEMO_USER}, password ${DEMO_PASSWORD})\n  gates      ${demo.fleet.map((s) => s.url).join(', ')} (the fleet example)\n  events     ${[...demo.eventPorts.values()].map((p) => `127.0.0.1:${p}`).join(', ')} (the examples' event servers)\n  snapshot   ${demo.url}/snapshot\n  dashboard  ${demo.url}/dashboard/gate\n  MQTT       ${mqtt ?? 'none: IPCAM_DEMO_MQTT=mqtt://host:1883 connects the Home Assistant example'}\nCtrl-C stops both.\n`);
 }
 
 if (require.main === module) {

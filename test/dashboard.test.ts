@@ -278,8 +278,19 @@ describe('gate console dashboard (Chromium)', function () {
     running().simulator.inject({ kind: 'status', status: 401 });
     await row.filter({ hasText: 'auth-failed' }).filter({ hasText: /password|credentials/ }).waitFor({ state: 'visible', timeout: WAIT });
     running().simulator.clearFaults();
+    // No login after a refused password until the device answers again (cameras lock the account
+    // after a few failures): the live view asks nothing and says why.
+    const state = page.locator('.ipcam-ui-camera-state');
+    await state.filter({ hasText: 'password refused' }).waitFor({ state: 'visible', timeout: WAIT });
+    const snapshots = (): number => running().simulator.state.requests.filter((r) => r.path === '/jpg/image.jpg').length;
+    const asked = snapshots();
+    await new Promise((r) => setTimeout(r, 3000));
+    assert.equal(snapshots(), asked, 'no snapshot request while the password stands refused');
+    // A request of the flow that gets an answer (the gate button) brings the device back online, and the live view with it.
+    await page.getByRole('button', { name: 'open gate' }).click();
     await row.filter({ hasText: 'online' }).waitFor({ state: 'visible', timeout: WAIT });
     assert.ok(since(await row.innerText()) >= online);
+    await state.filter({ hasText: 'live' }).waitFor({ state: 'visible', timeout: WAIT });
     assert.deepEqual(browserErrors, []);
   });
 });

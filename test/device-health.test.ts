@@ -9,7 +9,9 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { IpcamError } from '../lib/errors';
 import { DeviceHealth, type HealthChange } from '../lib/health/device-health';
+import { HEARTBEAT_DEFAULT_S, offlineWithinMs, RETRY_PROBE_MS } from '../lib/health/heartbeat-setting';
 import { ObservedClient } from '../lib/health/observed-client';
+import { DEFAULT_TIMEOUT } from '../lib/transport/options';
 import { ioMonitorPath } from '../lib/ops/io';
 import { startSimulator, type Simulator } from '../lib/simulator';
 import { StreamSupervisor, type StreamState } from '../lib/stream/supervisor';
@@ -215,7 +217,7 @@ describe('device health', function () {
       assert.equal(offline?.['state'], 'offline');
       assert.match(String(offline?.['reason']), /Connection refused/);
       // The snapshot node, idle, shows its device's state.
-      assert.deepEqual(statuses.get('snap')?.at(-1), { fill: 'grey', shape: 'ring', text: 'offline' });
+      assert.deepEqual(statuses.get('snap')?.at(-1), { fill: 'red', shape: 'ring', text: 'offline' });
 
       sim = await startSimulator({ port, username: SIM_USER, password: SIM_PASSWORD });
       const restarted = Date.now();
@@ -293,6 +295,56 @@ describe('device health', function () {
       await input('snap', 'go');
       await waitFor('offline', () => messages.length >= 2);
       assert.deepEqual(sequence(messages), ['unknown>online', 'online>offline']);
+    });
+
+    describe('the offline bound: a device that dies just after an answer is offline within offlineWithinMs(heartbeat, timeout)', function () {
+      // The bound is exact but for the event loop and loopback: timers fire and answers come a
+      // few ms late. The allowance below is for that, far below the bound's own terms.
+      const LATE_MS = 750;
+      const HEARTBEAT_S = 2;
+      const TIMEOUT_MS = 500;
+
+      /** Deploys, waits for a beat answered, kills the device with `die` right after it; the ms from that answer to offline. */
+      async function timeToOffline(die: () => Promise<void> | void): Promise<number> {
+        const messages = await deploy({ heartbeat: String(HEARTBEAT_S), timeout: String(TIMEOUT_MS) });
+        await waitFor('online', () => messages.length >= 1, 5000);
+        const health = (getNode(DEVICE) as unknown as { health: DeviceHealth }).health;
+        // Right after a beat's answer: the worst moment to die (the next beat is a heartbeat away).
+        const beats = sim.state.requests.length;
+        await waitFor('a beat', () => sim.state.requests.length > beats && health.lastOutcome > 0 && Date.now() - health.lastOutcome < 50, 5000);
+        const lastAnswer = health.lastOutcome;
+        await die();
+        await waitFor('offline', () => messages.length >= 2, 15_000);
+        assert.equal(payloads(messages)[1]?.['state'], 'offline');
+        return Date.now() - lastAnswer;
+      }
+
+      it('a device that stops answering (silent): within heartbeat + min(heartbeat, 5 s) + 2 x timeout', async function () {
+        const bound = offlineWithinMs(HEARTBEAT_S * 1000, TIMEOUT_MS);
+        const took = await timeToOffline(() => sim.setAnswer({ halfOpen: true }));
+        assert.ok(took <= bound + LATE_MS, `offline ${took} ms after its last answer; the bound is ${bound} ms`);
+        // Two probes were needed: not sooner than the heartbeat, the retry and one timeout.
+        assert.ok(took >= HEARTBEAT_S * 1000 + Math.min(HEARTBEAT_S * 1000, RETRY_PROBE_MS), `offline after ${took} ms: on the first lost probe`);
+      });
+
+      it('a device whose address refuses connections (stopped): within the same bound, its probes failing at once', async function () {
+        const bound = offlineWithinMs(HEARTBEAT_S * 1000, TIMEOUT_MS);
+        const took = await timeToOffline(() => sim.close());
+        assert.ok(took <= bound - 2 * TIMEOUT_MS + LATE_MS, `offline ${took} ms after its last answer; refusals take no timeout (bound ${bound} ms)`);
+      });
+
+      it('the README and the device help state the bound of the defaults', function () {
+        const seconds = offlineWithinMs(HEARTBEAT_DEFAULT_S * 1000, DEFAULT_TIMEOUT) / 1000;
+        const refused = offlineWithinMs(HEARTBEAT_DEFAULT_S * 1000, 0) / 1000;
+        assert.equal(seconds, 35);
+        const readme = readFileSync(join(PROJECT_ROOT, 'README.md'), 'utf8');
+        const help = readFileSync(join(PROJECT_ROOT, 'locales', 'en-US', 'ipcam-device.html'), 'utf8');
+        for (const [name, text] of [['README', readme], ['device help', help]] as const) {
+          assert.ok(text.includes(`**${seconds} s**`) || text.includes(`<b>${seconds} s</b>`), `${name} does not state ${seconds} s`);
+          assert.ok(text.includes(`**${refused} s**`) || text.includes(`<b>${refused} s</b>`), `${name} does not state ${refused} s`);
+          assert.ok(text.includes(`default ${HEARTBEAT_DEFAULT_S}`), `${name} does not name the default heartbeat ${HEARTBEAT_DEFAULT_S}`);
+        }
+      });
     });
 
     it('watches every device when its Device is blank', async function () {

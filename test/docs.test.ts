@@ -31,3 +31,23 @@ describe('README and docs/operations.md list every operation', function () {
     }
   }
 });
+
+describe("README's flows", function () {
+  /** Every ```json block of the README that is a flow (a list of nodes). */
+  const flows = [...README.matchAll(/```json\n([\s\S]*?)```/g)]
+    .map((m) => JSON.parse(m[1] ?? '') as unknown)
+    .filter((v): v is Array<Record<string, unknown>> => Array.isArray(v) && v.every((n) => typeof n === 'object' && n !== null && 'type' in n));
+
+  it('import laid out: every node has its own x/y (none stacked on one spot)', function () {
+    assert.ok(flows.length >= 2, `${flows.length} flows found in the README`);
+    for (const flow of flows) {
+      const at = new Set<string>();
+      for (const node of flow) {
+        assert.ok(typeof node['x'] === 'number' && typeof node['y'] === 'number', `${String(node['id'])} (${String(node['type'])}) has no x/y`);
+        const spot = `${node['x']},${node['y']}`;
+        assert.ok(!at.has(spot), `${String(node['id'])} stands on another node's spot ${spot}`);
+        at.add(spot);
+      }
+    }
+  });
+});

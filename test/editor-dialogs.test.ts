@@ -14,6 +14,8 @@ import { startDemo, type Demo } from '../scripts/start';
 import { freePort } from './runtime-child';
 import { NODE_PACKAGES, PROJECT_ROOT, declaredNodeTypes } from './helpers';
 import { launchBrowser, needBrowser } from './browser';
+import { HEARTBEAT_DEFAULT_S } from '../lib/health/heartbeat-setting';
+import { DEFAULT_TIMEOUT } from '../lib/transport/options';
 
 export const ARTIFACTS = join(PROJECT_ROOT, 'test-artifacts', 'dialogs');
 
@@ -36,6 +38,14 @@ function examples(): Array<{ file: string; nodes: FlowNode[] }> {
 function nodeTypes(): string[] {
   return NODE_PACKAGES.flatMap(declaredNodeTypes);
 }
+
+/** Fields whose blank means a default, and the placeholder that says which. */
+const PLACEHOLDERS: Record<string, Array<[string, string]>> = {
+  'ipcam-device': [
+    ['#node-config-input-heartbeat', String(HEARTBEAT_DEFAULT_S)],
+    ['#node-config-input-timeout', String(DEFAULT_TIMEOUT)],
+  ],
+};
 
 /** A text that does not fit its box: what the page measured, for the failure message. */
 interface Clipped {
@@ -78,6 +88,65 @@ const MEASURE = `(() => {
   return out;
 })()`;
 
+/**
+ * Every option of every visible select of the open dialog, measured: the width a select of the
+ * same style takes to show that option whole (a probe beside it, sized by the browser) must not
+ * exceed the select's own width; and a select must show a choice, never a blank (a setting
+ * absent from an older flow or an example shows its default).
+ */
+const MEASURE_SELECTS = `(() => {
+  const tray = document.querySelector('.red-ui-tray:last-of-type .red-ui-tray-body') || document.querySelector('.red-ui-tray-body');
+  const out = [];
+  if (!tray) return out;
+  const visible = (el) => el.offsetParent !== null && el.getClientRects().length > 0;
+  for (const select of tray.querySelectorAll('.form-row select')) {
+    if (!visible(select) || select.multiple) continue;
+    const has = select.offsetWidth;
+    for (const option of select.options) {
+      const probe = select.cloneNode(false);
+      probe.removeAttribute('id');
+      probe.style.width = 'auto';
+      probe.style.minWidth = '0';
+      probe.style.maxWidth = 'none';
+      probe.style.position = 'absolute';
+      probe.style.visibility = 'hidden';
+      probe.appendChild(option.cloneNode(true));
+      select.parentNode.appendChild(probe);
+      const needs = probe.offsetWidth;
+      probe.remove();
+      if (needs > has) out.push({ what: 'option of #' + select.id, text: option.textContent.trim(), needs, has });
+    }
+    if (select.selectedIndex < 0 || (select.options[select.selectedIndex].textContent || '').trim() === '') out.push({ what: 'blank select #' + select.id, text: '', needs: 1, has: 0 });
+  }
+  return out;
+})()`;
+
+/**
+ * The rows of the open dialog line up: in each visible form row, the control after the label
+ * (an input, a select, a typed input) starts where those of the other rows do. Returns the
+ * rows whose control stands elsewhere than most rows' (left edges in px).
+ */
+const MEASURE_ROWS = `(() => {
+  const tray = document.querySelector('.red-ui-tray:last-of-type .red-ui-tray-body') || document.querySelector('.red-ui-tray-body');
+  const rows = [];
+  if (!tray) return rows;
+  const visible = (el) => el.offsetParent !== null && el.getClientRects().length > 0;
+  for (const row of tray.querySelectorAll('.form-row')) {
+    if (!visible(row)) continue;
+    const label = Array.from(row.children).find((c) => c.tagName === 'LABEL' && visible(c));
+    if (!label) continue;
+    const control = label.nextElementSibling;
+    if (!control || !visible(control)) continue;
+    const wide = control.matches('select, textarea, input:not([type=checkbox]):not([type=radio]):not([type=button]), .red-ui-typedInput-container');
+    if (!wide) continue;
+    rows.push({ label: label.textContent.trim(), left: Math.round(control.getBoundingClientRect().left) });
+  }
+  const counts = new Map();
+  for (const r of rows) counts.set(r.left, (counts.get(r.left) || 0) + 1);
+  const common = [...counts].sort((a, b) => b[1] - a[1])[0];
+  return common ? rows.filter((r) => Math.abs(r.left - common[0]) > 1).map((r) => ({ ...r, expected: common[0] })) : [];
+})()`;
+
 describe('dialogs and examples as a user first meets them (Chromium, 1280x800)', function () {
   this.timeout(180_000);
 
@@ -91,7 +160,7 @@ describe('dialogs and examples as a user first meets them (Chromium, 1280x800)',
 
   before(async function () {
     needBrowser(this, 'dialog');
-    demo = await startDemo({ uiPort: await freePort(), simPort: 0, quiet: true });
+    demo = await startDemo({ uiPort: await freePort(), simPort: 0, eventPort: 0, quiet: true });
     await demo.ready;
     // An empty Node-RED: the examples come in through the editor's import, as a user brings them.
     const emptied = await fetch(`${demo.url}/flows`, { method: 'POST', headers: { 'content-type': 'application/json', 'Node-RED-Deployment-Type': 'full' }, body: '[]' });
@@ -159,6 +228,32 @@ describe('dialogs and examples as a user first meets them (Chromium, 1280x800)',
     assert.deepEqual(devices.find((d) => d.address === '127.0.0.1:8080'), { id: 'ipcam-sim-device', name: 'Simulator', address: '127.0.0.1:8080', users: devices.find((d) => d.id === 'ipcam-sim-device')?.users });
     assert.ok(devices.every((d) => d.users > 0), `a device node no node uses: ${JSON.stringify(devices)}`);
 
+    // A status shows below its node: no node of the examples may stand where its neighbour's
+    // status goes (the fleet tab once hid two under the next node). Measured on the canvas as
+    // drawn, tab by tab (a node has its width once its tab has been shown).
+    const hidden = (await page.evaluate(`(async () => {
+      const out = [];
+      const tabs = [];
+      RED.nodes.eachWorkspace((ws) => tabs.push(ws.id));
+      for (const tab of tabs) {
+        RED.workspaces.show(tab);
+        await new Promise((resolve) => setTimeout(resolve, 150));
+        const nodes = RED.nodes.filterNodes({ z: tab }).filter((n) => n.w && n.h);
+        for (const n of nodes) {
+          if (!/^ipcam-|^debug$/.test(n.type)) continue;
+          // The status line: from the node's left edge, 22 px below it, up to 160 px wide.
+          const area = { left: n.x - n.w / 2, right: n.x - n.w / 2 + Math.max(n.w, 160), top: n.y + n.h / 2, bottom: n.y + n.h / 2 + 22 };
+          for (const o of nodes) {
+            if (o === n) continue;
+            const box = { left: o.x - o.w / 2, right: o.x + o.w / 2, top: o.y - o.h / 2, bottom: o.y + o.h / 2 };
+            if (box.left < area.right && box.right > area.left && box.top < area.bottom && box.bottom > area.top) out.push((n.name || n.type) + ' (' + RED.nodes.workspace(tab).label + ') under ' + (o.name || o.type));
+          }
+        }
+      }
+      return out;
+    })()`)) as string[];
+    assert.deepEqual(hidden, [], 'a status would be hidden under another node');
+
     await page.locator('#red-ui-header-button-deploy').click();
     await page.waitForFunction(() => !(globalThis as unknown as { RED: { nodes: { dirty(): boolean } } }).RED.nodes.dirty(), undefined, { timeout: 30_000 });
     const notices = await page.locator('.red-ui-notification').allTextContents();
@@ -170,9 +265,7 @@ describe('dialogs and examples as a user first meets them (Chromium, 1280x800)',
   });
 
   it('opens every node\'s dialog with each label and placeholder whole, the operations by label and grouped by class', async function () {
-    const types = nodeTypes()
-      // Another part of the work owns the device dialog.
-      .filter((t) => t !== 'ipcam-device');
+    const types = nodeTypes();
     const problems: string[] = [];
     for (const type of types) {
       const id = await page.evaluate((t) => {
@@ -199,10 +292,21 @@ describe('dialogs and examples as a user first meets them (Chromium, 1280x800)',
       await page.locator(ok).waitFor({ state: 'visible' });
       // The tray slides in: measure once it stands still.
       await page.waitForTimeout(400);
-      const clipped = (await page.evaluate(MEASURE)) as Clipped[];
+      const clipped = [...((await page.evaluate(MEASURE)) as Clipped[]), ...((await page.evaluate(MEASURE_SELECTS)) as Clipped[])];
       for (const c of clipped) problems.push(`${type}: ${c.what} "${c.text}" needs ${c.needs}px, has ${c.has}px`);
+      for (const r of (await page.evaluate(MEASURE_ROWS)) as Array<{ label: string; left: number; expected: number }>) problems.push(`${type}: the row "${r.label}" starts its control at ${r.left}px, the others at ${r.expected}px`);
+      // A field whose blank means a default shows that default.
+      for (const [field, wanted] of PLACEHOLDERS[type] ?? []) {
+        const placeholder = await page.locator(field).getAttribute('placeholder');
+        if (placeholder !== wanted) problems.push(`${type}: ${field} shows placeholder ${JSON.stringify(placeholder)}, not ${JSON.stringify(wanted)}`);
+      }
       await page.screenshot({ path: join(ARTIFACTS, `${type}.png`) });
 
+      if (type === 'ipcam-device-status') {
+        // Blank watches every device: the list says so (Node-RED's own word for it is "none").
+        await page.waitForTimeout(100);
+        assert.equal(await page.locator('#node-input-device option[value="_ADD_"]').textContent(), 'every device');
+      }
       if (type === 'ipcam-request') {
         const groups = await page.locator('#node-input-operation optgroup').evaluateAll((els) => els.map((el) => (el as unknown as { label: string }).label.split(':')[0]));
         assert.deepEqual(groups, ['Read', 'Change', 'Outbound', 'Files', 'Destructive']);
@@ -218,7 +322,8 @@ describe('dialogs and examples as a user first meets them (Chromium, 1280x800)',
           const labels = await page.locator('#ipcam-request-params .ipcam-param-row label').allTextContents();
           assert.ok(labels.length > 0, `${op} shows no parameters`);
           for (const label of labels) assert.match(label, /^[A-Z]/, `${op}: parameter label "${label}" is a code key`);
-          for (const c of (await page.evaluate(MEASURE)) as Clipped[]) problems.push(`ipcam-request ${op}: ${c.what} "${c.text}" needs ${c.needs}px, has ${c.has}px`);
+          for (const c of [...((await page.evaluate(MEASURE)) as Clipped[]), ...((await page.evaluate(MEASURE_SELECTS)) as Clipped[])]) problems.push(`ipcam-request ${op}: ${c.what} "${c.text}" needs ${c.needs}px, has ${c.has}px`);
+          for (const r of (await page.evaluate(MEASURE_ROWS)) as Array<{ label: string; left: number; expected: number }>) problems.push(`ipcam-request ${op}: the row "${r.label}" starts its control at ${r.left}px, the others at ${r.expected}px`);
           await page.screenshot({ path: join(ARTIFACTS, `ipcam-request-${op}.png`) });
         }
         const storageLabels = await (async () => {

@@ -51,7 +51,7 @@ describe('editor: Search network (Chromium)', function () {
     await items.first().waitFor({ timeout: 20_000 });
     const texts = await items.allTextContents();
     assert.equal(texts.length, 1 + fleet.length, texts.join(' | '));
-    for (const sim of [demo.simulator, ...fleet]) assert.ok(texts.some((t) => t.includes(`127.0.0.1:${sim.port}`) && t.includes('Simulated IPC')), `${sim.port} listed: ${texts.join(' | ')}`);
+    for (const sim of [demo.simulator, ...fleet]) assert.ok(texts.some((t) => t.includes(`127.0.0.1:${sim.port}`) && t.includes(sim.state.device.deviceName) && t.includes(sim.state.device.mac)), `${sim.port} listed: ${texts.join(' | ')}`);
     // The example devices are deployed: identified with their own credentials.
     assert.ok(texts.every((t) => /SIM-IPC-2MP, firmware 5\.1\.2\.0-sim/.test(t) && /deployed/.test(t)), texts.join(' | '));
 

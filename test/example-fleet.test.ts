@@ -41,7 +41,7 @@ describe('examples/fleet-sync.json in the demo: one CSV allow list to three simu
   let demo: Demo | undefined;
 
   before(async function () {
-    demo = await startDemo({ uiPort: await freePort(), simPort: 0, quiet: true });
+    demo = await startDemo({ uiPort: await freePort(), simPort: 0, eventPort: 0, quiet: true });
     await demo.ready;
   });
 
@@ -78,6 +78,11 @@ describe('examples/fleet-sync.json in the demo: one CSV allow list to three simu
   it('runs three gate simulators besides the main one, each device of the example on its own', function () {
     assert.equal(theDemo().fleet.length, 3);
     assert.equal(new Set([theDemo().simulator.port, ...theDemo().fleet.map((s) => s.port)]).size, 4);
+    // Four devices to an inventory keyed by MAC, the main one's MAC as ever; each gate named as its node.
+    const devices = [theDemo().simulator, ...theDemo().fleet].map((sim) => sim.state.device);
+    assert.deepEqual(devices.map((d) => d.mac), ['58:5b:69:00:00:01', '58:5b:69:00:00:02', '58:5b:69:00:00:03', '58:5b:69:00:00:04']);
+    assert.equal(new Set(devices.map((d) => d.sn)).size, 4);
+    assert.deepEqual(devices.slice(1).map((d) => d.deviceName).sort(), ['gate-east', 'gate-north', 'gate-south']);
   });
 
   it('plan reads every gate and changes nothing; apply puts the CSV list on every gate', async function () {

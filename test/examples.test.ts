@@ -6,6 +6,7 @@
  */
 import { strict as assert } from 'node:assert';
 import { readdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { exampleNodes, startDemo, type Demo } from '../scripts/start';
 import { freePort } from './runtime-child';
@@ -104,10 +105,60 @@ describe('the examples share one simulator device and bring no unused configurat
     }
   });
 
+  it("every ipcam node of the examples has a name: the Debug sidebar names a failure's node by it, not by its id", function () {
+    for (const file of FILES) {
+      const unnamed = example(file).filter((n) => n.type.startsWith('ipcam-') && n.x !== undefined && !(typeof n['name'] === 'string' && n['name'].trim() !== ''));
+      assert.deepEqual(unnamed.map((n) => `${n.type} ${n.id}`), [], file);
+    }
+  });
+
   it('npm start deploys each shared node once', function () {
     const nodes = exampleNodes();
     assert.equal(nodes.filter((n) => n.id === SHARED_ID).length, 1);
     assert.equal(new Set(nodes.map((n) => n.id)).size, nodes.length);
+  });
+});
+
+describe("the gate console's audit table reads its log as a change node does", function () {
+  /** The expression of the example's "last 20 openings" change node, run as the change node runs it. */
+  async function auditTable(log: string): Promise<unknown> {
+    const node = example('gate-console.json').find((n) => n.type === 'change' && n['name'] === 'last 20 openings');
+    const rules = node?.['rules'] as Array<{ to: string; tot: string }> | undefined;
+    const rule = rules?.[0];
+    assert.ok(rule && rule.tot === 'jsonata', 'the example has its "last 20 openings" JSONata rule');
+    const { util } = createRequire(__filename)('@node-red/util') as {
+      util: { prepareJSONataExpression(e: string, node: unknown): unknown; evaluateJSONataExpression(e: unknown, msg: object, cb: (err: unknown, value: unknown) => void): void };
+    };
+    const expr = util.prepareJSONataExpression(rule.to, {});
+    return new Promise((resolve, reject) => util.evaluateJSONataExpression(expr, { payload: log }, (err, value) => (err ? reject(err instanceof Error ? err : new Error(JSON.stringify(err))) : resolve(value))));
+  }
+
+  const entry = (time: string, by: string, plate: string | null = null): string => JSON.stringify({ time, by, plate, list: plate ? 'whiteList' : null, output: 1 });
+
+  it('skips a damaged or foreign line (a cut write, hand edits, an expression) and shows the others, newest first', async function () {
+    const log = [
+      entry('2025-01-01T08:00:00.000Z', 'button'),
+      '{"time":"2025-01-01T08:01:00.000Z","by":"butt',
+      'not json at all',
+      '{"time": $now(), "by": "expression"}',
+      '{"time":"2025-01-01T08:02:00.000Z","by":{"nested":1}}',
+      '{}',
+      '[1, 2]',
+      entry('2025-01-01T08:03:00.000Z', 'plate', 'AB"12\\'),
+      '',
+    ].join('\n');
+    assert.deepEqual(await auditTable(log), [
+      { time: '2025-01-01T08:03:00.000Z', 'opened by': 'allow-listed plate', plate: 'AB"12\\', list: 'whiteList' },
+      { time: '2025-01-01T08:00:00.000Z', 'opened by': 'button', plate: null, list: null },
+    ]);
+  });
+
+  it('gives a list always: none for an empty or wholly damaged log, one row for one line, the last 20 of more', async function () {
+    assert.deepEqual(await auditTable(''), []);
+    assert.deepEqual(await auditTable('garbage\n{'), []);
+    assert.deepEqual(await auditTable(entry('t1', 'button')), [{ time: 't1', 'opened by': 'button', plate: null, list: null }]);
+    const many = (await auditTable(Array.from({ length: 30 }, (_, i) => entry(`t${i}`, 'button')).join('\n'))) as Array<{ time: string }>;
+    assert.deepEqual(many.map((r) => r.time), Array.from({ length: 20 }, (_, i) => `t${29 - i}`));
   });
 });
 
@@ -117,7 +168,8 @@ describe('every example in one Node-RED (the demo of npm start)', function () {
   let output = '';
 
   before(async function () {
-    demo = await startDemo({ uiPort: await freePort(), simPort: 0, onOutput: (text) => (output = (output + text).slice(-256 * 1024)) });
+    // Free ports everywhere, as a second demo or a test run beside a running demo has them.
+    demo = await startDemo({ uiPort: await freePort(), simPort: 0, eventPort: 0, onOutput: (text) => (output = (output + text).slice(-256 * 1024)) });
     await demo.ready;
     await waitFor('the flows started', () => /Started flows/.test(output), 30_000);
   });
@@ -143,6 +195,36 @@ describe('every example in one Node-RED (the demo of npm start)', function () {
       if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 200));
     }
     assert.equal(status, 200);
+  });
+
+  it('moves the event servers with the demo, and every text with them: names, tab infos, the simulated posts', async function () {
+    assert.ok(demo);
+    const running = demo;
+    const flows = (await (await fetch(`${running.url}/flows`)).json()) as FlowNode[];
+    const servers = flows.filter((n) => n.type === 'ipcam-event-server');
+    assert.deepEqual([...running.eventPorts.keys()], ['5002', '5003']);
+    assert.deepEqual(servers.map((n) => Number(n['port'])).sort(), [...running.eventPorts.values()].sort());
+    for (const server of servers) assert.equal(server['name'], `events :${String(server['port'])}`);
+    const uiPort = new URL(running.url).port;
+    const texts = flows.flatMap((n) => ['info', 'name', 'payload', 'url'].map((f) => n[f]).filter((t): t is string => typeof t === 'string'));
+    // Nothing names a port this demo does not listen on (unless a free port happened to be it).
+    for (const port of ['5002', '5003', '1880', '8080']) {
+      if ([...running.eventPorts.values(), running.simulator.port, Number(uiPort)].includes(Number(port))) continue;
+      const naming = texts.filter((t) => new RegExp(`(?<![\\d.])${port}(?!\\d)`).test(t));
+      assert.deepEqual(naming, [], `texts still name port ${port}`);
+    }
+    assert.ok(texts.some((t) => t.includes(`http://127.0.0.1:${uiPort}/snapshot`)), 'the snapshot tab links this Node-RED');
+    // The simulated car posts to where the gate's event server listens: the barrier opens.
+    const car = flows.find((n) => n.type === 'inject' && n['name'] === 'simulate a car on the white list');
+    assert.ok(car && typeof car['payload'] === 'string' && car['payload'].includes(`127.0.0.1:${running.eventPorts.get('5002')}/`), String(car?.['payload']));
+    for (let i = 0; ; i++) {
+      const res = await fetch(`${running.url}/inject/${car.id}`, { method: 'POST' });
+      await res.arrayBuffer();
+      if (res.ok) break;
+      assert.ok(i < 100, `POST /inject answered ${res.status}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    await waitFor('the barrier relay pulsed', () => running.simulator.state.io.relayLog.length > 0, 10_000);
   });
 
   it('starts the flows without a warning', function () {

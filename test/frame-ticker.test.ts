@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import sinon from 'sinon';
-import { FRAME_RATE, FrameTicker, checkFrameRate, type FrameResult } from '../lib/frame-ticker';
+import { FRAME_RATE, FramePacer, FrameTicker, checkFrameRate, pacerCount, pacerFor, type FrameResult } from '../lib/frame-ticker';
 import { IpcamError } from '../lib/errors';
 
 describe('frame ticker (the live view schedule)', function () {
@@ -9,12 +9,13 @@ describe('frame ticker (the live view schedule)', function () {
   afterEach(() => clock.restore());
 
   /** A ticker whose fetches wait until the test settles them. */
-  function ticker(rate = 2, maxViewers?: number) {
+  function ticker(rate = 2, maxViewers?: number, extra: { pacer?: FramePacer<string>; source?: string; blocked?: () => unknown } = {}) {
     const pending: Array<{ resolve: (f: string) => void; reject: (e: unknown) => void; signal: AbortSignal }> = [];
     const delivered: Array<FrameResult<string>> = [];
     const t = new FrameTicker<string>({
       rate,
       maxViewers,
+      ...extra,
       fetch: (signal) => new Promise<string>((resolve, reject) => pending.push({ resolve, reject, signal })),
       deliver: (r) => delivered.push(r),
     });
@@ -102,6 +103,73 @@ describe('frame ticker (the live view schedule)', function () {
     t.close();
     assert.equal(t.watch('d'), false);
     assert.equal(t.isRunning, false);
+  });
+
+  it('watch and unwatch in a loop never fetch faster than the rate', async function () {
+    const { t, pending } = ticker(2);
+    for (let i = 0; i < 100; i++) {
+      t.watch('a');
+      t.unwatch('a');
+      await clock.tickAsync(10);
+    }
+    // 1 s of toggles at 2 frames/s: the first at once, then one per 500 ms at most.
+    assert.ok(t.fetches <= 3, `${t.fetches} fetches`);
+    assert.ok(pending.every((p) => p.signal.aborted));
+  });
+
+  it('two views of one device share its pace and their frames', async function () {
+    const pacer = new FramePacer<string>();
+    const a = ticker(2, undefined, { pacer, source: 'jpg' });
+    const b = ticker(2, undefined, { pacer, source: 'jpg' });
+    a.t.watch('x');
+    b.t.watch('y');
+    for (let i = 0; i < 8; i++) {
+      for (const p of [...a.pending, ...b.pending]) p.resolve(`frame ${i}`);
+      await clock.tickAsync(500);
+    }
+    const fetched = a.t.fetches + b.t.fetches;
+    assert.ok(fetched <= 9, `${fetched} fetches in 4 s at 2/s for two views`);
+    assert.ok(a.delivered.length >= 6 && b.delivered.length >= 6, `${a.delivered.length} and ${b.delivered.length} frames`);
+  });
+
+  it('views of one device with other sources keep to the fastest rate together', async function () {
+    const pacer = new FramePacer<string>();
+    const a = ticker(2, undefined, { pacer, source: 'jpg' });
+    const b = ticker(2, undefined, { pacer, source: 'cgi' });
+    a.t.watch('x');
+    b.t.watch('y');
+    for (let i = 0; i < 40; i++) {
+      for (const p of [...a.pending, ...b.pending]) p.resolve('f');
+      await clock.tickAsync(100);
+    }
+    assert.ok(a.t.fetches + b.t.fetches <= 9, `${a.t.fetches + b.t.fetches} fetches in 4 s`);
+    assert.ok(a.t.fetches >= 2 && b.t.fetches >= 2, 'both get their turn');
+  });
+
+  it('fetches nothing while blocked and says why once; fetches again once it is not', async function () {
+    let blocked: unknown = new IpcamError('EAUTH', 'refused');
+    const { t, delivered } = ticker(2, undefined, { blocked: () => blocked });
+    t.watch('a');
+    await clock.tickAsync(5000);
+    assert.equal(t.fetches, 0);
+    assert.equal(delivered.length, 1);
+    assert.equal(delivered[0]?.ok, false);
+    blocked = undefined;
+    await clock.tickAsync(500);
+    assert.equal(t.fetches, 1);
+  });
+
+  it('shares one pacer per device key until the last user releases it', function () {
+    const key = {};
+    const before = pacerCount();
+    const one = pacerFor(key);
+    const two = pacerFor(key);
+    assert.equal(one.pacer, two.pacer);
+    one.release();
+    one.release();
+    assert.equal(pacerCount(), before + 1);
+    two.release();
+    assert.equal(pacerCount(), before);
   });
 
   it('checks the rate', function () {

@@ -268,10 +268,15 @@ describe('msg.device: a fleet of devices from one flow', function () {
 
     it('a new move replaces the pending Stop of its camera even with another device addressed in between', async function () {
       const w = await deploy();
-      await w.expectOutput(PTZ, { payload: { action: 'Left', duration: 200 } });
-      await w.expectOutput(PTZ, { device: deviceName('c'), payload: { action: 'Up', duration: 200 } });
+      // A timed move's message leaves when it has ended: these are sent one after the other
+      // without waiting for it.
+      const left = w.send(PTZ, { payload: { action: 'Left', duration: 200 } });
+      await waitFor('Left at a', () => movesOf('a').length === 1);
+      const up = w.send(PTZ, { device: deviceName('c'), payload: { action: 'Up', duration: 200 } });
+      await waitFor('Up at c', () => movesOf('c').length === 1);
       // Until Stop: the Left's timed Stop must not end this move.
-      await w.expectOutput(PTZ, { payload: { action: 'Right', duration: 0 } });
+      const right = w.send(PTZ, { payload: { action: 'Right', duration: 0 } });
+      assert.deepEqual((await Promise.all([left, up, right])).map((o) => o.kind), ['out', 'out', 'out']);
       await waitFor("c's timed Stop", () => stopsOf('c') === 1);
       await sleep(250);
       assert.deepEqual(movesOf('a'), ['Left', 'Right']);
@@ -308,7 +313,9 @@ describe('msg.device: a fleet of devices from one flow', function () {
 
     it('a device reached through msg.device keeps its client for the pending timed Stop of a PTZ move', async function () {
       const w = await deploy();
-      await w.expectOutput(PTZ, { device: deviceName('c'), payload: { action: 'Left', duration: 300 } });
+      // The move's message leaves once its Stop is answered: the device is closed while it waits.
+      const moved = w.send(PTZ, { device: deviceName('c'), payload: { action: 'Left', duration: 300 } });
+      await waitFor('Left at c', () => sim('c').state.ptz.log.length === 1);
       type Closable = { close(removed?: boolean): Promise<void> };
       let closed = false;
       const closing = (getNode(deviceId('c')) as unknown as Closable).close(false).then(() => void (closed = true));
@@ -319,6 +326,7 @@ describe('msg.device: a fleet of devices from one flow', function () {
         sim('c').state.ptz.log.map((cmd) => cmd.action),
         ['Left', 'Stop'],
       );
+      assert.equal((await moved).kind, 'out');
       assert.deepEqual(w.errors(), [], 'the Stop failed');
     });
 

@@ -10,7 +10,7 @@ import relayNode from '../nodes/ipcam-relay';
 import type { NodeMessage } from '../nodes/red';
 import { expectQuiet, SIM_PASSWORD, SIM_USER, waitFor } from './helpers';
 import { ACCEPTED_RELAY_STRINGS, REJECTED_RELAY_PAYLOADS } from './relay-payloads';
-import { DEVICE, FlowWatch, TAB, actionFlow, assertNoSecret, deviceCredentials, deviceDef, getNode, helper, isRecord, type FlowNode } from './node-helper';
+import { DEVICE, FlowWatch, TAB, actionFlow, assertNoSecret, deviceCredentials, deviceDef, getNode, helper, intercept, isRecord, type FlowNode } from './node-helper';
 
 const NODES = [deviceNode, ptzNode, relayNode];
 const PTZ = 'ptz1';
@@ -197,10 +197,12 @@ describe('ipcam-ptz and ipcam-relay nodes', function () {
       assert.equal(speedOf(requests('/PtzControl/1/Left')[0]), 8);
     });
 
-    it('duration: exactly one Stop follows a timed move', async function () {
+    it('duration: exactly one Stop follows a timed move, and the message leaves once it is answered', async function () {
       const w = await deploy(ptzDef({ duration: '100' }));
       assert.deepEqual((await w.expectOutput(PTZ, { payload: 'Right' })).payload, { action: 'Right', ok: true });
-      await waitFor('the Stop', () => stops().length > 0);
+      // The move has ended when its message leaves: the Stop is in, answered.
+      assert.equal(stops().length, 1);
+      assert.equal(theSim().state.ptz.channel(1).moving, false);
       await sleep(300);
       assert.equal(stops().length, 1);
       assert.deepEqual(targets(), ['POST /PtzGetCaps/1', 'POST /PtzControl/1/Right', 'POST /PtzControl/1/Stop']);
@@ -213,9 +215,14 @@ describe('ipcam-ptz and ipcam-relay nodes', function () {
 
     it('a second move before the Stop cancels the first Stop: only its own Stop is sent', async function () {
       const w = await deploy(ptzDef());
-      await w.expectOutput(PTZ, { payload: { action: 'Left', duration: 100 } });
-      await w.expectOutput(PTZ, { payload: { action: 'Up', duration: 1500 } });
-      await waitFor('the Stop', () => stops().length > 0);
+      // The first message leaves when the second takes the camera over (its move has ended then).
+      const first = w.send(PTZ, { payload: { action: 'Left', duration: 300 } });
+      await waitFor('the first move', () => theSim().state.ptz.log.length > 0);
+      const second = w.send(PTZ, { payload: { action: 'Up', duration: 1500 } });
+      assert.equal((await first).kind, 'out');
+      assert.equal(stops().length, 0, 'the first move was stopped before the second took over');
+      assert.equal((await second).kind, 'out');
+      assert.equal(stops().length, 1, 'the second message left before its Stop was answered');
       assert.equal(stops().length, 1);
       const log = theSim().state.ptz.log;
       const up = log.find((c) => c.action === 'Up');
@@ -251,13 +258,43 @@ describe('ipcam-ptz and ipcam-relay nodes', function () {
       assert.equal(theSim().state.ptz.channel(1).moving, false);
     });
 
-    it('closing the node stops a timed move before its Stop is due (once)', async function () {
+    it('closing the node stops a timed move before its Stop is due (once); close completes, the waiting message is done', async function () {
       const w = await deploy(ptzDef({ duration: '60000' }));
-      await w.expectOutput(PTZ, { payload: 'ZoomIn' });
+      const node = getNode(PTZ);
+      const done = new Promise<void>((resolve) => intercept(node, '_complete', () => resolve()));
+      void w.send(PTZ, { payload: 'ZoomIn' });
+      await waitFor('the move', () => theSim().state.ptz.channel(1).moving);
+      const closing = Date.now();
       await helper.unload();
+      assert.ok(Date.now() - closing < 5000, 'close waited for the move');
+      await done;
       await waitFor('the Stop of the close', () => stops().length > 0);
       assert.equal(stops().length, 1);
       assert.equal(theSim().state.ptz.channel(1).moving, false);
+      // The message of a move the close ended goes nowhere: no output, no error.
+      assert.deepEqual(w.messages, []);
+    });
+
+    it('a move chained on a timed move\'s output comes after its Stop (the output leaves when the move has ended)', async function () {
+      sim = await startSimulator({ port: 0, username: SIM_USER, password: SIM_PASSWORD, auth: 'basic' });
+      const flow = actionFlow(ptzDef({ action: 'Left', duration: '400' }), [deviceDef(sim, { auth: 'basic' })]).map((n) => (n.id === PTZ ? { ...n, wires: [['out', 'next']] } : n));
+      // The next move, as a user chains it: its own settings (Overrides none), whatever the message.
+      flow.push({ ...ptzDef({ action: 'Right', overrides: 'none' }), id: 'next', z: TAB, x: 300, y: 300, wires: [['nextOut']] }, { id: 'nextOut', type: 'helper', z: TAB, x: 500, y: 300, wires: [] });
+      await helper.load(NODES, flow, deviceCredentials(SIM_PASSWORD));
+      const w = new FlowWatch([PTZ, DEVICE]);
+      const chained = new Promise<void>((resolve) => getNode('nextOut').on('input', () => resolve()));
+      const sent = Date.now();
+      const msg = await w.expectOutput(PTZ, {});
+      const took = Date.now() - sent;
+      assert.deepEqual(msg.payload, { action: 'Left', ok: true });
+      assert.ok(took >= 400, `the output left ${took} ms after the input, before the move's 400 ms`);
+      await chained;
+      assert.deepEqual(
+        theSim().state.ptz.log.map((c) => c.action),
+        ['Left', 'Stop', 'Right'],
+      );
+      const [, stop, right] = requests().filter((r) => r.path.startsWith('/PtzControl/'));
+      assert.ok(stop && right && stop.monotonic <= right.monotonic);
     });
 
     it('closing the node sends nothing when it did not set the camera moving', async function () {
@@ -347,8 +384,11 @@ describe('ipcam-ptz and ipcam-relay nodes', function () {
       it('going to a preset takes over a timed move: its Stop is dropped, close sends nothing', async function () {
         const w = await deploy(ptzDef({ action: 'Left', duration: '400' }));
         theSim().state.ptz.presetsOf(1).set(1, { name: 'a', position: 1 });
-        await w.expectOutput(PTZ, { payload: 'Left' });
+        // The move's message leaves when the preset takes the camera over (the move has ended then).
+        const move = w.send(PTZ, { payload: 'Left' });
+        await waitFor('the move', () => theSim().state.ptz.channel(1).moving);
         await w.expectOutput(PTZ, { payload: { preset: 1 } });
+        assert.equal((await move).kind, 'out');
         expectQuiet(theSim(), 'a Stop followed the preset', (r) => r.path === '/PtzControl/1/Stop');
         await sleep(600);
         await helper.unload();
@@ -492,10 +532,10 @@ describe('ipcam-ptz and ipcam-relay nodes', function () {
       return theSim().state.ptz.log.filter((c) => c.api === 'cgi' && c.action === 'stop');
     }
 
-    it('duration of the settings: the move is continuous and exactly one move=stop follows', async function () {
+    it('duration of the settings: the move is continuous and exactly one move=stop follows, answered before the message leaves', async function () {
       const { w, msg } = await cgi('left', { duration: '100' });
       assert.deepEqual(msg.payload, { action: 'left', ok: true });
-      await waitFor('the stop', () => cgiStops().length > 0);
+      assert.equal(cgiStops().length, 1);
       await sleep(300);
       assert.deepEqual(targets(), [`GET ${PTZSET}?move=left&move=repeat`, `GET ${PTZSET}?move=stop`]);
       const [move, stop] = theSim().state.ptz.log;
@@ -510,9 +550,10 @@ describe('ipcam-ptz and ipcam-relay nodes', function () {
 
     it('a second timed move before the stop replaces it: only its own stop is sent, with its stream', async function () {
       const w = await deploy(ptzDef({ api: 'cgi', action: 'stop' }));
-      await w.expectOutput(PTZ, { payload: { action: 'left', duration: 100, stream: 1 } });
+      const first = w.send(PTZ, { payload: { action: 'left', duration: 300, stream: 1 } });
+      await waitFor('the first move', () => theSim().state.ptz.log.length > 0);
       await w.expectOutput(PTZ, { payload: { action: 'up', duration: 1500, stream: 1 } });
-      await waitFor('the stop', () => cgiStops().length > 0);
+      assert.equal((await first).kind, 'out');
       const up = theSim().state.ptz.log.find((c) => c.action === 'up+repeat');
       const [stop] = cgiStops();
       assert.ok(up && stop && stop.time - up.time >= 1450, 'the first stop was not cancelled');
@@ -533,7 +574,8 @@ describe('ipcam-ptz and ipcam-relay nodes', function () {
       sim = await startSimulator({ port: 0, username: SIM_USER, password: SIM_PASSWORD, auth: 'digest' });
       await helper.load(NODES, actionFlow(ptzDef({ api: 'cgi', action: 'right', duration: '60000' }), [deviceDef(sim)]), deviceCredentials(SIM_PASSWORD));
       const w = new FlowWatch([PTZ, DEVICE]);
-      await w.expectOutput(PTZ, {});
+      void w.send(PTZ, {});
+      await waitFor('the move', () => theSim().state.ptz.channel(1).moving);
       await helper.unload();
       await waitFor('the stop of the close', () => cgiStops().length > 0);
       await sleep(200);

@@ -342,6 +342,54 @@ describe('PTZ (lib) against the simulator', function () {
       assert.equal(sim.state.ptz.channel(1).moving, false);
     });
 
+    it('untilEnded: a timed move answers once its Stop has been answered; a move chained on it comes after the Stop', async function () {
+      mover = new PtzMover(client);
+      const sent = Date.now();
+      assert.deepEqual(await mover.move({ action: 'Left', speed: 5, duration: 300 }, undefined, { untilEnded: true }), { action: 'Left', ok: true });
+      const took = Date.now() - sent;
+      assert.ok(took >= 300, `answered after ${took} ms, before the move's 300 ms`);
+      assert.equal(stops().length, 1, 'answered before its Stop');
+      assert.equal(sim.state.ptz.channel(1).moving, false);
+      await mover.move({ action: 'Right', speed: 5 });
+      assert.deepEqual(paths(), ['/PtzGetCaps/1', '/PtzControl/1/Left', '/PtzControl/1/Stop', '/PtzControl/1/Right']);
+    });
+
+    it('untilEnded: another command taking the camera over ends the wait (no Stop of the first move)', async function () {
+      mover = new PtzMover(client);
+      const first = mover.move({ action: 'Left', speed: 5, duration: 60_000 }, undefined, { untilEnded: true });
+      await waitFor('the first move', () => sim.state.ptz.log.length > 0);
+      await mover.move({ action: 'Up', speed: 5 });
+      assert.deepEqual(await first, { action: 'Left', ok: true });
+      assert.equal(stops().length, 0);
+    });
+
+    it('untilEnded: a Stop the device refuses is the error of the waiting move (not a warning)', async function () {
+      const warnings: unknown[] = [];
+      mover = new PtzMover(client, (err) => warnings.push(err));
+      sim.inject({ kind: 'status', status: 500, path: '/PtzControl/1/Stop', times: 1 });
+      await expectRejection(mover.move({ action: 'Left', speed: 5, duration: 100 }, undefined, { untilEnded: true }), 'EHTTP');
+      assert.deepEqual(warnings, []);
+      // Without a waiter the same failure is a warning, as before.
+      sim.inject({ kind: 'status', status: 500, path: '/PtzControl/1/Stop', times: 1 });
+      await mover.move({ action: 'Left', speed: 5, duration: 100 });
+      await waitFor('the warning', () => warnings.length === 1);
+    });
+
+    it('untilEnded: close during the move stops the camera, completes at once, and ends the wait with ECONN', async function () {
+      const m = new PtzMover(client);
+      const waiting = m.move({ action: 'Left', speed: 5, duration: 60_000 }, undefined, { untilEnded: true }).then(
+        () => 'ended',
+        (err: unknown) => (err instanceof IpcamError ? err.code : 'other'),
+      );
+      await waitFor('the move', () => sim.state.ptz.channel(1).moving);
+      const closing = Date.now();
+      await m.close();
+      assert.ok(Date.now() - closing < 2000, 'close waited for the move');
+      assert.equal(await waiting, 'ECONN');
+      assert.equal(stops().length, 1);
+      assert.equal(sim.state.ptz.channel(1).moving, false);
+    });
+
     it('close sends nothing when the camera was not moving', async function () {
       const idle = new PtzMover(client);
       await idle.close();
@@ -393,6 +441,16 @@ describe('PTZ (lib) against the simulator', function () {
       await mover.close();
       assert.deepEqual(queries(), ['move=left&move=repeat', 'move=stop']);
       assert.deepEqual(cgiLog(), ['left+repeat', 'stop']);
+    });
+
+    it('untilEnded: a timed move answers once its move=stop has been answered; the next command comes after it', async function () {
+      mover = new CgiPtzMover(client);
+      const sent = Date.now();
+      await mover.move({ action: 'left', duration: 200 }, undefined, { untilEnded: true });
+      assert.ok(Date.now() - sent >= 200, 'answered before the duration');
+      assert.equal(cgiStops().length, 1);
+      await mover.move({ action: 'right' });
+      assert.deepEqual(queries(), ['move=left&move=repeat', 'move=stop', 'move=right']);
     });
 
     it('a second move before the stop replaces it: only the second move is stopped', async function () {

@@ -39,7 +39,7 @@ describe('examples/snapshot-basics.json: /snapshot in Chromium against a camera 
 
   before(async function () {
     needBrowser(this, 'snapshot example');
-    demo = await startDemo({ uiPort: await freePort(), simPort: 0, quiet: true });
+    demo = await startDemo({ uiPort: await freePort(), simPort: 0, eventPort: 0, quiet: true });
     await demo.ready;
     // The flows start after Node-RED answers: wait until the example's route is there.
     const deadline = Date.now() + 30000;

@@ -186,6 +186,8 @@ describe('Dashboard 2 widgets: ipcam-ui-camera and ipcam-ui-plates (Chromium)', 
     await left.hover();
     await page.mouse.down();
     await until('the move', () => ptz().slice(from).some((c) => c.action === 'Left'));
+    // The button held shows it.
+    assert.equal(await left.getAttribute('aria-pressed'), 'true');
     await sleep(300);
     await page.mouse.up();
     await until('the Stop', () => ptz().slice(from).some((c) => c.action === 'Stop'));
@@ -201,8 +203,10 @@ describe('Dashboard 2 widgets: ipcam-ui-camera and ipcam-ui-plates (Chromium)', 
 
     await page.getByRole('button', { name: 'preset 2' }).click();
     await until('the preset message', () => actions().some((a) => a['preset'] === 2));
-    await page.getByRole('button', { name: 'save' }).click();
-    await until('the saved snapshot', () => actions().some((a) => typeof a['snapshot'] === 'object'));
+    await page.getByRole('button', { name: 'send frame' }).click();
+    await until('the frame sent', () => actions().some((a) => typeof a['snapshot'] === 'object'));
+    // Said on the page: the frame went to the flow (the output is wired here).
+    await page.locator('.ipcam-ui-camera-notice', { hasText: 'frame sent to the flow' }).waitFor({ state: 'visible', timeout: WAIT });
     // Each action names the camera it concerns: the widget's Device, as msg.device.
     await until('the four device records', () => lines(devicesFile).length >= 4);
     assert.deepEqual(
@@ -236,6 +240,33 @@ describe('Dashboard 2 widgets: ipcam-ui-camera and ipcam-ui-plates (Chromium)', 
     );
   });
 
+  it('a page hidden mid-move stops the camera, and another page can move it at once', async function () {
+    const page = await open();
+    const other = await open();
+    const up = page.getByRole('button', { name: 'up', exact: true });
+    await up.waitFor({ state: 'visible', timeout: WAIT });
+    const from = ptz().length;
+    await up.hover();
+    await page.mouse.down();
+    await until('the move', () => ptz().slice(from).some((c) => c.action === 'Up'));
+    // What a browser does when the tab goes to the background.
+    await page.evaluate(() => {
+      const doc = (globalThis as unknown as { document: { dispatchEvent(e: unknown): void } }).document;
+      Object.defineProperty(doc, 'visibilityState', { value: 'hidden', configurable: true });
+      doc.dispatchEvent(new Event('visibilitychange'));
+    });
+    // At once, not by the 20 s timed stop.
+    await until('the Stop', () => ptz().slice(from).some((c) => c.action === 'Stop'), 5000);
+    const down = other.getByRole('button', { name: 'down', exact: true });
+    await down.hover();
+    await other.mouse.down();
+    await until('the other page moves it', () => ptz().slice(from).some((c) => c.action === 'Down'));
+    await other.mouse.up();
+    await until('its Stop', () => ptz().slice(from).filter((c) => c.action === 'Stop').length === 2);
+    await page.close();
+    await other.close();
+  });
+
   it('shows a posted plate on the camera overlay and in ipcam-ui-plates within 1 s; a click sends the event', async function () {
     const page = await open();
     await page.locator('.ipcam-ui-plates').waitFor({ state: 'visible', timeout: WAIT });
@@ -251,6 +282,11 @@ describe('Dashboard 2 widgets: ipcam-ui-camera and ipcam-ui-plates (Chromium)', 
     await row.waitFor({ state: 'visible', timeout: Math.max(1, 1000 - (Date.now() - posted)) });
     assert.match((await overlay.textContent()) ?? '', /block list \(blackList\)/);
     assert.match((await row.textContent()) ?? '', /block list \(blackList\)/);
+    // One time format on the page: HH:MM:SS in both widgets, and the camera's state in words.
+    assert.match((await row.locator('.ipcam-ui-plates-time').textContent()) ?? '', /^\d\d:\d\d:\d\d$/);
+    assert.match((await page.locator('.ipcam-ui-camera-time').textContent()) ?? '', /^\d\d:\d\d:\d\d$/);
+    assert.match((await overlay.locator('.ipcam-ui-camera-plate-time').textContent()) ?? '', /^\d\d:\d\d:\d\d$/);
+    assert.equal(await page.locator('.ipcam-ui-camera-state').textContent(), 'live');
     assert.equal(await row.locator('img.ipcam-ui-plates-crop').count(), 1, 'the crop');
 
     // The filter box hides rows that do not match.
@@ -298,7 +334,7 @@ describe('Dashboard 2 widgets: ipcam-ui-camera and ipcam-ui-plates (Chromium)', 
     await sleep(500);
     assert.ok(seen.length > 20, `the browser got ${seen.length} bodies and frames`);
     assert.ok(
-      seen.some((s) => s.includes('ipcam-ui:')),
+      seen.some((s) => s.includes('msg-input:w0cam')),
       'the socket frames were recorded',
     );
     const address = `127.0.0.1:${sim.port}`;

@@ -7,7 +7,7 @@
  * bounded by that set.
  */
 export class WarningThrottle {
-  private readonly kinds = new Map<string, { suppressed: number; last: string; timer: NodeJS.Timeout }>();
+  private readonly kinds = new Map<string, { suppressed: number; last: string | (() => string); timer: NodeJS.Timeout }>();
   private closed = false;
 
   constructor(
@@ -15,7 +15,8 @@ export class WarningThrottle {
     private readonly intervalMs: number,
   ) {}
 
-  warn(kind: string, text: string): void {
+  /** `text` may be a function: then it is only called for the lines written (a flood makes no text per message). */
+  warn(kind: string, text: string | (() => string)): void {
     if (this.closed) return;
     const state = this.kinds.get(kind);
     if (state) {
@@ -24,7 +25,7 @@ export class WarningThrottle {
       return;
     }
     this.kinds.set(kind, { suppressed: 0, last: text, timer: this.timer(kind) });
-    this.emit(text);
+    this.emit(typeof text === 'string' ? text : text());
   }
 
   /** Writes the pending summaries and stops every timer; later warnings are dropped. */
@@ -57,8 +58,8 @@ export class WarningThrottle {
     this.emit(text);
   }
 
-  private summary(count: number, last: string): string {
-    return `${count} more like this in the last ${formatSeconds(this.intervalMs)}; the last: ${last}`;
+  private summary(count: number, last: string | (() => string)): string {
+    return `${count} more like this in the last ${formatSeconds(this.intervalMs)}; the last: ${typeof last === 'string' ? last : last()}`;
   }
 }
 

@@ -2,7 +2,7 @@ import { inputError } from '../errors';
 import { echo } from '../echo';
 import { checkText, checkWhole, type Param } from '../params';
 import type { DeviceClient } from '../transport/client';
-import { checkDuration, TimedMoves } from '../timed-moves';
+import { checkDuration, TimedMoves, type MoveEnd, type MoveOptions } from '../timed-moves';
 import { buildCgiPath, type CgiValue } from '../cgi/codec';
 import { runOp } from './runner';
 import { defineOp, type Operation } from './types';
@@ -171,11 +171,14 @@ export async function cgiPtz(client: DeviceClient, input: unknown, signal?: Abor
  * the pending stop; `close()` stops a camera this mover left moving (a continuous move).
  */
 export class CgiPtzMover extends TimedMoves {
-  move(input: unknown, signal?: AbortSignal): Promise<CgiPtzCommand> {
-    return this.track(() => this.moveNow(input, signal));
+  /** Sends one command; with `untilEnded`, a timed move answers once its `move=stop` has been answered (see PtzMover.move). */
+  async move(input: unknown, signal?: AbortSignal, options: MoveOptions = {}): Promise<CgiPtzCommand> {
+    const { command, end } = await this.track(() => this.moveNow(input, signal));
+    await this.untilEnded(end, options);
+    return command;
   }
 
-  private async moveNow(input: unknown, signal?: AbortSignal): Promise<CgiPtzCommand> {
+  private async moveNow(input: unknown, signal?: AbortSignal): Promise<{ command: CgiPtzCommand; end?: MoveEnd }> {
     const fields = typeof input === 'object' && input !== null ? (input as Record<string, unknown>) : {};
     const duration = checkDuration(fields['duration']);
     const checked = checkCgiPtz(input);
@@ -183,7 +186,7 @@ export class CgiPtzMover extends TimedMoves {
     const command: CgiPtzCommand = timed ? { ...checked, continuous: true } : checked;
     if (!movesCamera(command)) {
       await sendPtz(this.client, command, signal);
-      return command;
+      return { command };
     }
     const key = command.stream === undefined ? '' : String(command.stream);
     const stopCommand: CgiPtzCommand = { action: 'move', move: 'stop', ...(command.stream !== undefined && { stream: command.stream }) };
@@ -193,8 +196,8 @@ export class CgiPtzMover extends TimedMoves {
           await sendPtz(via, stopCommand);
         }
       : undefined;
-    await this.command(key, stop, timed ? duration : 0, () => sendPtz(this.client, command, signal));
-    return command;
+    const { end } = await this.command(key, stop, timed ? duration : 0, () => sendPtz(this.client, command, signal));
+    return { command, ...(end && { end }) };
   }
 }
 

@@ -1,6 +1,6 @@
 import { IpcamError, inputError } from '../errors';
 import { echo } from '../echo';
-import { checkDuration, TimedMoves } from '../timed-moves';
+import { checkDuration, TimedMoves, type MoveEnd, type MoveOptions } from '../timed-moves';
 import type { DeviceClient } from '../transport/client';
 import { runOp } from './runner';
 import { checkChannel, checkSpeed, DEFAULT_SPEED_RANGE, PTZ_ACTIONS, ptzAction, ptzControl, speedRange, type PtzAction } from './ptz-xml';
@@ -40,14 +40,21 @@ function commandOf(value: unknown): XmlPtzCommand | undefined {
  * (its pending Stop no longer applies); saving, removing, listing and stopping a cruise move nothing.
  */
 export class PtzMover extends TimedMoves {
-  move(request: PtzMove, signal?: AbortSignal): Promise<PtzOutcome> {
-    // The caps lookup comes before the command: close waits for it too.
-    return this.track(() => this.moveNow(request, signal));
+  /**
+   * Sends one command. A timed move answers when the camera has taken it, or with
+   * `untilEnded`, once it has ended: its Stop answered (a Stop that failed is the error then), or
+   * another command took the camera over first.
+   */
+  async move(request: PtzMove, signal?: AbortSignal, options: MoveOptions = {}): Promise<PtzOutcome> {
+    // The caps lookup comes before the command: close waits for it too (not for the move's end).
+    const { outcome, end } = await this.track(() => this.moveNow(request, signal));
+    await this.untilEnded(end, options);
+    return outcome;
   }
 
-  private async moveNow(request: PtzMove, signal?: AbortSignal): Promise<PtzOutcome> {
+  private async moveNow(request: PtzMove, signal?: AbortSignal): Promise<{ outcome: PtzOutcome; end?: MoveEnd }> {
     const command = commandOf(request.action);
-    if (command) return this.presetCommand(command, request, signal);
+    if (command) return { outcome: await this.presetCommand(command, request, signal) };
     let action: PtzAction;
     try {
       action = ptzAction(request.action);
@@ -63,8 +70,8 @@ export class PtzMover extends TimedMoves {
     const speed = speedInput === undefined ? Math.min(range.max, Math.max(range.min, 4)) : checkSpeed(speedInput, range);
     const key = String(channel);
     const stop = action === 'Stop' ? undefined : (via: DeviceClient): Promise<void> => ptzControl(via, 'Stop', speed, channel);
-    await this.command(key, stop, duration, () => ptzControl(this.client, action, speed, channel, signal));
-    return { action, ok: true };
+    const { end } = await this.command(key, stop, duration, () => ptzControl(this.client, action, speed, channel, signal));
+    return { outcome: { action, ok: true }, ...(end && { end }) };
   }
 
   private async presetCommand(action: XmlPtzCommand, request: PtzMove, signal?: AbortSignal): Promise<PtzOutcome> {

@@ -1,5 +1,6 @@
 import { IpcamError, inputError } from '../errors';
 import { echo } from '../echo';
+import { NONE_HINT } from '../payload';
 import { didYouMean } from '../suggest';
 import { bool, checkWhole, int, oneOf, shape, text, withDefault, type Param } from '../params';
 import type { DeviceClient } from '../transport/client';
@@ -117,7 +118,11 @@ function objectFields(value: unknown): Record<string, unknown> | undefined {
 function refuse(value: unknown, what: 'payload' | 'state'): never {
   const form = what === 'state' ? `${SHORT_FORMS_TEXT} or "sequence"` : `${SHORT_FORMS_TEXT}, or { output, state, pulse, sequence }`;
   const words = what === 'state' ? [...RELAY_SHORT_STRINGS.keys(), 'sequence'] : [...RELAY_SHORT_STRINGS.keys()];
-  throw inputError(`Relay ${what} ${echo(value)}${didYouMean(value, words)} is not a relay command: use ${form}; nothing was sent`, `${what} ${echo(value, 16)}`);
+  // A whole payload the relay cannot read is most often not meant for it (an Inject's timestamp):
+  // say how to run the node as set, as the foreign keys do (a slip has its word offered).
+  const near = didYouMean(value, words);
+  const hint = what === 'payload' && near === '' ? NONE_HINT : '';
+  throw inputError(`Relay ${what} ${echo(value)}${near} is not a relay command: use ${form}${hint}; nothing was sent`, `${what} ${echo(value, 16)}`);
 }
 
 /** The settings of a relay node; the checks below use them, the editor's rules are their limits. */

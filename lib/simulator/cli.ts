@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-import { startSimulator, type Simulator, type SimulatorOptions } from './index';
+import { startSimulator, simulatorMac, type Simulator, type SimulatorOptions } from './index';
+import { checkMac, SIMULATOR_MAC_COUNT } from './state';
 
 /** Most devices one process simulates (--count): a bound, and more than a loopback fleet test needs. */
 const MAX_COUNT = 500;
@@ -8,7 +9,7 @@ const USAGE = `ipcam-simulator: a fake IP camera speaking the XML and CGI interf
 
 Usage: ipcam-simulator [--port 8080] [--host 127.0.0.1] [--user admin] [--password admin]
                        [--auth any|basic|digest|none] [--http10] [--rtsp-port 8554] [--count 1]
-                       [--discovery-port 0] [--discovery-multicast]
+                       [--discovery-port 0] [--discovery-multicast] [--mac 58:5b:69:00:1f:90]
   --rtsp-port  the RTSP port answering DESCRIBE (default: any free port, printed at start)
   --discovery-port  the UDP port answering WS-Discovery probes sent to it (default: any free
             port, printed at start)
@@ -16,6 +17,10 @@ Usage: ipcam-simulator [--port 8080] [--host 127.0.0.1] [--user admin] [--passwo
             239.255.255.250) where the machine allows it; else unicast only, as printed
   --count   simulate this many devices (1 to ${MAX_COUNT}), each with its own state, on ports
             --port, --port + 1, ... (--port 0: any free ports); one line each at start, in order
+  --mac     the device's MAC (GetDeviceInfo, parameters, event posts; the serial number
+            follows it); the next devices of --count count up from it. Default: from the port
+            (58:5b:69:00:1f:90 on 8080), so that simulators on different ports differ; with
+            --port 0, 58:5b:69:00:00:01 counting up
   --http10  answer as many cameras' small web servers do: HTTP/1.0, no Content-Length, the
             connection closed after every answer (streams end only when the connection closes)
 Environment: IPCAM_SIM_PASSWORD sets the password without putting it on the command line.
@@ -64,6 +69,9 @@ function parseArgs(argv: string[]): CliOptions {
         options.count = Number(value);
         if (!Number.isInteger(options.count) || options.count < 1 || options.count > MAX_COUNT) throw new Error(`--count is a whole number from 1 to ${MAX_COUNT}`);
         break;
+      case '--mac':
+        options.mac = checkMac(value);
+        break;
       case '--host':
         options.host = value;
         break;
@@ -82,6 +90,16 @@ function parseArgs(argv: string[]): CliOptions {
     }
   }
   return options;
+}
+
+/**
+ * The MAC of device `i` of this run: counted up from --mac, else from the port (stable for a
+ * simulator started again on it, different for every port), else from 1.
+ */
+function macOf(options: SimulatorOptions, i: number): string {
+  const device = (n: number): string => simulatorMac(n % SIMULATOR_MAC_COUNT);
+  if (options.mac !== undefined) return device(parseInt(options.mac.slice(9).replace(/:/g, ''), 16) + i).replace(/^.{8}/, options.mac.slice(0, 8));
+  return options.port === undefined || options.port === 0 ? device(1 + i) : device(options.port + i);
 }
 
 async function main(): Promise<void> {
@@ -104,9 +122,9 @@ async function main(): Promise<void> {
     const port = device.port === undefined || device.port === 0 ? 0 : device.port + i;
     // With --rtsp-port, the first device takes it; the others any free port.
     // The same for --discovery-port; with --discovery-multicast every device shares 3702.
-    const sim = await startSimulator({ ...device, port, ...(i > 0 && { rtspPort: 0, ...(!device.discoveryMulticast && { discoveryPort: 0 }) }) });
+    const sim = await startSimulator({ ...device, port, mac: macOf(device, i), ...(i > 0 && { rtspPort: 0, ...(!device.discoveryMulticast && { discoveryPort: 0 }) }) });
     sims.push(sim);
-    console.log(`ipcam-simulator listening on ${sim.url}, RTSP on port ${sim.rtspPort}, WS-Discovery on UDP port ${sim.discoveryPort}${sim.discoveryMulticast ? ' and multicast' : ' (unicast)'} (user ${options.username ?? 'admin'}, auth ${options.auth ?? 'any'})`);
+    console.log(`ipcam-simulator listening on ${sim.url}, MAC ${sim.state.device.mac}, RTSP on port ${sim.rtspPort}, WS-Discovery on UDP port ${sim.discoveryPort}${sim.discoveryMulticast ? ' and multicast' : ' (unicast)'} (user ${options.username ?? 'admin'}, auth ${options.auth ?? 'any'})`);
   }
 }
 

@@ -15,6 +15,7 @@ import { plateRoutes } from './plate-routes';
 import { DiscoveryResponder } from './discovery';
 
 export type { AnswerStyle, Fault, RecordedRequest, SimulatorState, SimulatedDeviceInfo } from './state';
+export { simulatorMac } from './state';
 export type { SimulatorAuth } from './server-auth';
 export type { DetectionKind, RelayChange, SimulatedIo, StreamFault, StreamStyle } from './io';
 export type { PtzCommand, SimulatedPtz } from './ptz';
@@ -43,6 +44,14 @@ export interface SimulatorOptions {
   discoveryPort?: number;
   /** Also answer multicast probes on 3702, where the machine allows it (default false). */
   discoveryMulticast?: boolean;
+  /**
+   * The device's MAC (default `58:5b:69:00:00:01`; `simulatorMac(n)` numbers a fleet's devices):
+   * GetDeviceInfo, the parameters, event posts and the storage folder name give it; the serial
+   * number follows it. Simulators of one fleet need different ones, as real devices have.
+   */
+  mac?: string;
+  /** The device's own name (GetDeviceInfo `deviceName`, event posts; default `Simulated IPC`). */
+  name?: string;
   /** Called with each request as it is recorded (the bench times relay requests; `requests` keeps the last 1,000 only). */
   onRequest?: (request: RecordedRequest) => void;
 }
@@ -99,7 +108,7 @@ const DEVICE_ROUTES: Route[] = [
 ];
 
 export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
-  const state = initialState();
+  const state = initialState({ ...(options.mac !== undefined && { mac: options.mac }), ...(options.name !== undefined && { name: options.name }) });
   Object.assign(state.account, { username: options.username ?? 'admin', password: options.password ?? 'admin' });
   Object.assign(state.answer, options.answer);
   const auth = new ServerAuth({

@@ -130,15 +130,45 @@ export interface SimulatorState {
 
 export const MAX_RECORDED = 1000;
 
-export function initialState(): SimulatorState {
+/** The vendor part of every simulated MAC (the OUI of the devices the specs describe). */
+const MAC_PREFIX = [0x58, 0x5b, 0x69];
+/** How many devices the MAC's device part tells apart. */
+export const SIMULATOR_MAC_COUNT = 0x1000000;
+
+/**
+ * The MAC of simulated device number `n` (1 = `58:5b:69:00:00:01`, the simulator's own default):
+ * stable for the same number, different for different ones below SIMULATOR_MAC_COUNT. A fleet
+ * of simulators numbers its devices (or takes their ports), so that an inventory keyed by MAC
+ * sees each of them.
+ */
+export function simulatorMac(n: number): string {
+  if (!Number.isInteger(n) || n < 0 || n >= SIMULATOR_MAC_COUNT) throw new RangeError(`a simulated device number is 0 to ${SIMULATOR_MAC_COUNT - 1}`);
+  return [...MAC_PREFIX, (n >> 16) & 0xff, (n >> 8) & 0xff, n & 0xff].map((b) => b.toString(16).padStart(2, '0')).join(':');
+}
+
+/** A MAC as the simulator takes it: six hex pairs separated by `:` or `-` (written lower case). */
+export function checkMac(value: string): string {
+  if (!/^[0-9a-f]{2}([:-][0-9a-f]{2}){5}$/i.test(value)) throw new RangeError(`a MAC is six hex pairs, e.g. 58:5b:69:00:00:02; got ${JSON.stringify(value.slice(0, 40))}`);
+  return value.toLowerCase().replace(/-/g, ':');
+}
+
+/** Who the simulated device is: its MAC (default device 1's) and name; the serial number follows the MAC. */
+export interface SimulatedIdentity {
+  mac?: string;
+  name?: string;
+}
+
+export function initialState(identity: SimulatedIdentity = {}): SimulatorState {
+  const mac = identity.mac === undefined ? simulatorMac(1) : checkMac(identity.mac);
   const device: SimulatedDeviceInfo = {
-    deviceName: 'Simulated IPC',
+    deviceName: identity.name ?? 'Simulated IPC',
     model: 'SIM-IPC-2MP',
     brand: 'ipcam-simulator',
     firmwareVersion: '5.1.2.0-sim',
     hardwareVersion: 'V1.0',
-    mac: '58:5b:69:00:00:01',
-    sn: 'SIM0000000001',
+    mac,
+    // SIM and the MAC's device part in ten digits: device 1 is SIM0000000001.
+    sn: `SIM${String(parseInt(mac.slice(9).replace(/:/g, ''), 16)).padStart(10, '0')}`,
   };
   const params = new Map<string, string>([
     ['Brand.Brand', device.brand],

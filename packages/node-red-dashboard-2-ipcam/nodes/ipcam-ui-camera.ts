@@ -1,21 +1,25 @@
 /**
  * ipcam-ui-camera: a camera on a Dashboard 2 page. The live view is snapshots this node takes
  * (the browser never learns the device's address or credentials), one per tick for every
- * client together and none while nobody shows the widget (lib/frame-ticker). PTZ presses are
- * timed moves of the same movers as ipcam-ptz: a release sends the one Stop, and a client that
- * goes away while its press holds the camera moving stops it.
+ * client together and none while nobody shows the widget (lib/frame-ticker), paced per device
+ * across every widget that shows it, and none after a refused password until the device is
+ * online again. PTZ presses are timed moves of the same movers as ipcam-ptz: one client holds the
+ * pad at a time, until its release, its leaving, its page hidden or the timed Stop; a release
+ * sends the one Stop. A browser asks only the actions of lib/widget-actions; the device, the
+ * picture, the plate and pause come from wired messages only.
  */
 import { takeSnapshot } from 'node-red-contrib-ipcam/dist/lib/ops/snapshot';
 import { CgiPtzMover } from 'node-red-contrib-ipcam/dist/lib/ops/ptz-cgi';
 import { PtzMover } from 'node-red-contrib-ipcam/dist/lib/ops/ptz-mover';
-import { FrameTicker, type FrameResult } from 'node-red-contrib-ipcam/dist/lib/frame-ticker';
+import { FrameTicker, pacerFor, type FramePacer, type FrameResult } from 'node-red-contrib-ipcam/dist/lib/frame-ticker';
 import { checkCameraSettings, type CameraSettings } from 'node-red-contrib-ipcam/dist/lib/widget-settings';
+import { PAD_MOVES, cameraAction, refused } from 'node-red-contrib-ipcam/dist/lib/widget-actions';
 import { IpcamError } from 'node-red-contrib-ipcam/dist/lib/errors';
 import type { DeviceClient } from 'node-red-contrib-ipcam/dist/lib/transport/client';
 import { plainReason } from 'node-red-contrib-ipcam/dist/lib/refusal';
 import type { DeviceConfigNode } from 'node-red-contrib-ipcam/dist/nodes/device-config';
 import { deviceNamed } from 'node-red-contrib-ipcam/dist/nodes/device-lookup';
-import { Clients, registerWidget, serverEvent, type ClientMessage, type DashboardConnection } from './ui-dashboard';
+import { Clients, registerWidget, serverEvent, type DashboardConnection } from './ui-dashboard';
 import { plateRow, type PlateRow } from './ui-plate-row';
 import type { Node, NodeAPI, NodeDef, NodeMessage } from 'node-red-contrib-ipcam/dist/nodes/red';
 
@@ -30,21 +34,8 @@ interface CameraDef extends NodeDef {
   label?: string;
 }
 
-/** Longest a press moves the camera without its release: the timed move's own Stop follows then. */
+/** Longest a press moves the camera without its release: the timed move's own Stop follows then, and the pad is free again. */
 const PRESS_MAX_MS = 20_000;
-/** The pad's directions and zoom, by the XML action; the CGI interface has the directions only. */
-const PAD: Record<string, string | undefined> = {
-  Up: 'up',
-  Down: 'down',
-  Left: 'left',
-  Right: 'right',
-  LeftUp: 'upleft',
-  RightUp: 'upright',
-  LeftDown: 'downleft',
-  RightDown: 'downright',
-  ZoomIn: undefined,
-  ZoomOut: undefined,
-};
 type Mover = PtzMover | CgiPtzMover;
 
 interface Frame {
@@ -52,11 +43,28 @@ interface Frame {
   contentType: string;
 }
 
+/**
+ * The camera as the widget shows it, one word each (the component shows them as words with a
+ * colour): live, paused, waiting (no frame yet), offline (no answer), auth-failed (password
+ * refused), error (another failure), no-device.
+ */
+type ViewState = 'live' | 'paused' | 'waiting' | 'offline' | 'auth-failed' | 'error' | 'no-device';
+
 /** What a client is told of a failure: the code and a short reason, never the device's own text (it may hold its address). */
 function failureText(err: unknown): string {
   const e = err instanceof IpcamError ? err : new IpcamError('EPARSE', 'unexpected failure');
   return `${e.code}: ${plainReason(e)}`;
 }
+
+function stateOf(err: unknown): ViewState {
+  const code = err instanceof IpcamError ? err.code : undefined;
+  if (code === 'EAUTH') return 'auth-failed';
+  if (code === 'ECONN' || code === 'ETIMEOUT') return 'offline';
+  return 'error';
+}
+
+/** What stands for a refused password while no login is tried: shown, never sent to the device. */
+const WAITING_FOR_DEVICE = new IpcamError('EAUTH', 'The camera refused the password: no new login until it is online again');
 
 export = function register(RED: NodeAPI): void {
   function IpcamUiCameraNode(this: Node, def: CameraDef): void {
@@ -78,6 +86,8 @@ function camera(RED: NodeAPI, node: Node, def: CameraDef): void {
     return;
   }
   const { source, rate, api, presets } = settings;
+  // Read before Dashboard 2 registers the widget: it deletes `wires` from the settings it is given.
+  const outputWired = Array.isArray(def['wires']) && (def['wires'] as unknown[]).some((w) => Array.isArray(w) && w.length > 0);
 
   let device = def.device ? (RED.nodes.getNode(def.device) as DeviceConfigNode | null) : null;
   /**
@@ -87,32 +97,58 @@ function camera(RED: NodeAPI, node: Node, def: CameraDef): void {
    */
   let deviceRef = device ? def.device : undefined;
   let release = device?.registerUser(node.id);
+  let paced = pacerFor<Frame>(device ?? node);
   let mover: Mover | undefined;
   let moverClient: DeviceClient | undefined;
-  /** The client whose press holds the camera moving, if any. */
-  let pressedBy: string | undefined;
+  /** The client whose press holds the pad, until its release, its leaving or the timed Stop. */
+  let holder: { client: string; timer: NodeJS.Timeout } | undefined;
   /** PTZ commands of this widget go one after the other: a release never overtakes its press. */
   let ptzChain: Promise<unknown> = Promise.resolve();
   let lastFrame: Frame | undefined;
   let lastPlate: PlateRow | undefined;
-  let shown: { image?: string; error?: string; at: number } | undefined;
+  let shown: { image?: string; at: number } | undefined;
+  let failure: { text: string; state: ViewState; at: number } | undefined;
 
   const clients = new Clients((conn) => gone(conn));
-  const publish = (): void => clients.emit(event, { frame: shown, plate: def.showPlates ? lastPlate : undefined, paused: ticker.isPaused });
+  const viewState = (): ViewState => {
+    if (!device) return 'no-device';
+    if (ticker.isPaused) return 'paused';
+    if (failure) return failure.state;
+    return shown?.image ? 'live' : 'waiting';
+  };
+  const view = (): Record<string, unknown> => ({
+    view: {
+      state: viewState(),
+      ...(shown && { frame: shown }),
+      ...(failure && { error: failure.text }),
+      ...(def.showPlates && lastPlate && { plate: lastPlate }),
+    },
+  });
+  const publish = (): void => clients.emit(event, view());
+  /** A word to one client about its own action (a frame sent, the pad held by another). */
+  const notify = (conn: DashboardConnection, notice: string): void => void conn.emit(event, { notice });
+  const viewing = (): void =>
+    node.status(ticker.viewerCount > 0 ? { fill: 'green', shape: 'dot', text: `${ticker.viewerCount} viewing` } : { fill: 'grey', shape: 'ring', text: 'nobody viewing' });
   const deliver = (result: FrameResult<Frame>): void => {
     if (result.ok) {
       lastFrame = result.frame;
       shown = { image: `data:${result.frame.contentType};base64,${result.frame.image.toString('base64')}`, at: result.at };
-      node.status({ fill: 'green', shape: 'dot', text: `${clients.size} viewing` });
+      failure = undefined;
+      viewing();
     } else {
-      shown = { error: failureText(result.error), at: result.at };
-      node.status({ fill: 'red', shape: 'ring', text: shown.error });
+      failure = { text: failureText(result.error), state: stateOf(result.error), at: result.at };
+      node.status({ fill: 'red', shape: 'ring', text: failure.text });
     }
     publish();
   };
-  const ticker = new FrameTicker<Frame>({
+  const ticker: FrameTicker<Frame> = new FrameTicker<Frame>({
     rate,
     deliver,
+    pacer: paced.pacer,
+    source,
+    // After a refused password no login is tried until the device answers again (accounts lock
+    // after a few failures): whoever else uses the device brings its health back to online.
+    blocked: () => (device?.health.state === 'auth-failed' ? WAITING_FOR_DEVICE : undefined),
     fetch: async (signal) => {
       if (!device) throw new IpcamError('EINPUT', 'no device');
       const snapshot = await takeSnapshot(device.getClient(), { source, signal });
@@ -138,20 +174,22 @@ function camera(RED: NodeAPI, node: Node, def: CameraDef): void {
   const stopCommand = (): { action: string } => ({ action: api === 'cgi' ? 'stop' : 'Stop' });
   /** Queues one PTZ command; its failure is shown on the widget. */
   const ptz = (work: () => Promise<unknown>): void => {
-    ptzChain = ptzChain
-      .then(work)
-      .catch((err: unknown) => {
-        shown = { ...(shown ?? { at: Date.now() }), error: failureText(err) };
-        publish();
-      });
+    ptzChain = ptzChain.then(work).catch((err: unknown) => {
+      failure = { text: failureText(err), state: stateOf(err), at: Date.now() };
+      publish();
+    });
+  };
+  const freePad = (): void => {
+    if (holder) clearTimeout(holder.timer);
+    holder = undefined;
   };
   /**
    * The release of `conn`'s press: one Stop, queued after the move. Who pressed is noted when the
    * press arrives, not when its move is sent: a press and its release can come in one batch.
    */
   const releaseBy = (conn: DashboardConnection): boolean => {
-    if (pressedBy !== conn.id) return false;
-    pressedBy = undefined;
+    if (holder?.client !== conn.id) return false;
+    freePad();
     ptz(async () => {
       // A press held past PRESS_MAX_MS was already stopped by its timed Stop: no second one.
       if (mover?.isMoving) await mover.move(stopCommand());
@@ -162,49 +200,59 @@ function camera(RED: NodeAPI, node: Node, def: CameraDef): void {
   const gone = (conn: DashboardConnection): void => {
     ticker.unwatch(conn.id);
     releaseBy(conn);
-    node.status(ticker.viewerCount > 0 ? { fill: 'green', shape: 'dot', text: `${ticker.viewerCount} viewing` } : { fill: 'grey', shape: 'ring', text: 'nobody viewing' });
+    viewing();
   };
 
-  const onClient = (conn: DashboardConnection, msg: ClientMessage): void => {
-    switch (msg.kind) {
+  const onAction = (conn: DashboardConnection, msg: unknown): string | undefined => {
+    const asked = cameraAction(msg, { ptz: api, presets });
+    if (refused(asked)) return asked.refused;
+    // Only a client that shows the widget acts on it (a watch comes first, from every page).
+    if (asked.action !== 'watch' && asked.action !== 'unwatch' && asked.action !== 'release' && !clients.has(conn)) return `${asked.action} from a client that does not show the widget`;
+    switch (asked.action) {
       case 'watch':
-        if (!clients.add(conn) || !ticker.watch(conn.id)) return;
-        conn.emit(event, { frame: shown, plate: def.showPlates ? lastPlate : undefined, paused: ticker.isPaused });
-        return;
+        if (!clients.add(conn) || !ticker.watch(conn.id)) return 'too many viewers';
+        conn.emit(event, view());
+        viewing();
+        return undefined;
       case 'unwatch':
         clients.remove(conn);
         gone(conn);
-        return;
+        return undefined;
       case 'press': {
-        if (!clients.has(conn) || api === 'none') return;
-        const action = typeof msg['action'] === 'string' && Object.hasOwn(PAD, msg['action']) ? msg['action'] : undefined;
-        if (!action || (api === 'cgi' && PAD[action] === undefined)) return;
-        if (pressedBy !== undefined) return;
-        pressedBy = conn.id;
-        send({ action });
+        if (holder !== undefined) {
+          if (holder.client !== conn.id) notify(conn, 'another viewer is moving the camera');
+          return undefined;
+        }
+        const client = conn.id;
+        const timer = setTimeout(() => {
+          // The timed move has stopped the camera: the pad is free for every viewer again.
+          if (holder?.client === client) holder = undefined;
+        }, PRESS_MAX_MS);
+        holder = { client, timer };
+        const move = asked.move;
+        send({ action: move });
         ptz(async () => {
-          await moverNow().move(api === 'cgi' ? { action: PAD[action], duration: PRESS_MAX_MS } : { action, duration: PRESS_MAX_MS });
+          await moverNow().move(api === 'cgi' ? { action: PAD_MOVES[move], duration: PRESS_MAX_MS } : { action: move, duration: PRESS_MAX_MS });
         });
-        return;
+        return undefined;
       }
       case 'release':
         if (releaseBy(conn)) send({ action: 'Stop' });
-        return;
+        return undefined;
       case 'preset': {
-        if (!clients.has(conn) || api === 'none') return;
-        const preset = presets.find((p) => p === msg['preset']);
-        if (preset === undefined) return;
-        const value = /^\d+$/.test(preset) ? Number(preset) : preset;
+        const value = /^\d+$/.test(asked.preset) ? Number(asked.preset) : asked.preset;
         send({ preset: value });
         ptz(() => moverNow().move({ action: 'gotoPreset', preset: value }));
-        return;
+        return undefined;
       }
       case 'save':
-        if (!clients.has(conn) || !lastFrame) return;
+        if (!lastFrame) {
+          notify(conn, 'no frame to send yet');
+          return undefined;
+        }
         send({ snapshot: lastFrame.image }, { contentType: lastFrame.contentType });
-        return;
-      default:
-        return;
+        notify(conn, outputWired ? 'frame sent to the flow' : "frame not used: nothing is wired to this widget's output");
+        return undefined;
     }
   };
 
@@ -217,13 +265,20 @@ function camera(RED: NodeAPI, node: Node, def: CameraDef): void {
       if (next !== device) {
         const oldMover = mover;
         const oldRelease = release;
-        pressedBy = undefined;
+        const oldPaced = paced;
+        freePad();
         mover = undefined;
         moverClient = undefined;
         release = next.registerUser(`${node.id}#ui-camera`);
         device = next;
+        paced = pacerFor<Frame>(next);
+        ticker.setPacer(paced.pacer as FramePacer<Frame>);
+        oldPaced.release();
+        shown = undefined;
+        failure = undefined;
         // The camera left behind is stopped if this widget set it moving.
         oldRelease?.(oldMover ? oldMover.close() : Promise.resolve());
+        publish();
       }
     }
     if (p === 'pause') ticker.pause();
@@ -240,9 +295,11 @@ function camera(RED: NodeAPI, node: Node, def: CameraDef): void {
     }
   };
 
-  registerWidget(RED, node, def, 'IpcamUiCamera', { onClient, onGone: gone, onInput });
+  registerWidget(RED, node, def, 'IpcamUiCamera', { onAction, onGone: gone, onInput });
   node.on('close', (_removed, done) => {
     ticker.close();
+    paced.release();
+    freePad();
     clients.close();
     const closing = ptzChain.then(() => mover?.close());
     release?.(closing);

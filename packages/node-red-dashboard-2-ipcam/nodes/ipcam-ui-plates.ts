@@ -2,15 +2,18 @@
  * ipcam-ui-plates: the last plates on a Dashboard 2 page (time, plate, list type, camera,
  * crop), live; a click on a row sends that event on. Fed by ipcam-plate-event messages, by its
  * own event server (optionally only one device's posts), or both; only the columns shown go to
- * the browser (lib-free: ui-plate-row.ts picks them).
+ * the browser (lib-free: ui-plate-row.ts picks them). A browser may only watch and select a row
+ * the server sent it (lib/widget-actions): the event that goes out is the one stored, never the
+ * browser's copy. The rows outlive a redeploy of the widget (see keptRows).
  */
 import { fromDevice, hostAddresses } from 'node-red-contrib-ipcam/dist/lib/events/filter';
 import { imageBase64, type PlateDetection } from 'node-red-contrib-ipcam/dist/lib/events/parse';
 import type { ReceivedPost } from 'node-red-contrib-ipcam/dist/lib/events/server';
-import { checkRows } from 'node-red-contrib-ipcam/dist/lib/widget-settings';
+import { checkRows, WIDGET_ROWS_MAX } from 'node-red-contrib-ipcam/dist/lib/widget-settings';
+import { platesAction, refused } from 'node-red-contrib-ipcam/dist/lib/widget-actions';
 import type { DeviceConfigNode } from 'node-red-contrib-ipcam/dist/nodes/device-config';
 import type { EventServerConfigNode } from 'node-red-contrib-ipcam/dist/nodes/event-config';
-import { Clients, registerWidget, serverEvent, type ClientMessage, type DashboardConnection } from './ui-dashboard';
+import { Clients, registerWidget, serverEvent, type DashboardConnection } from './ui-dashboard';
 import { plateRow, type PlateRow } from './ui-plate-row';
 import type { Node, NodeAPI, NodeDef, NodeMessage } from 'node-red-contrib-ipcam/dist/nodes/red';
 
@@ -20,6 +23,42 @@ interface PlatesDef extends NodeDef {
   device?: string;
   count?: string | number;
   label?: string;
+}
+
+/** One row shown, with the event it came from (sent on when a client selects the row). */
+interface KeptRow {
+  id: number;
+  row: PlateRow;
+  msg: NodeMessage;
+}
+
+/**
+ * The rows of each plates widget, by node id, kept across a redeploy: a module-level store,
+ * not node context. Node context may be a user's file store, which would write every plate with
+ * its crop (up to Rows x 512 kB) to disk at each plate, and rows from before a restart are stale
+ * anyway. The store is bounded: each widget keeps at most its Rows (at most WIDGET_ROWS_MAX),
+ * the store at most KEPT_WIDGETS widgets (the oldest written dropped first), and a widget removed
+ * from the flows takes its rows with it.
+ */
+const keptRows = new Map<string, { rows: KeptRow[]; nextId: number }>();
+/** Most widgets whose rows are kept. */
+const KEPT_WIDGETS = 64;
+
+function keptFor(id: string): { rows: KeptRow[]; nextId: number } {
+  let kept = keptRows.get(id);
+  if (kept) {
+    // Re-inserted: the store drops the widget whose rows were taken longest ago first.
+    keptRows.delete(id);
+  } else {
+    kept = { rows: [], nextId: 1 };
+  }
+  keptRows.set(id, kept);
+  while (keptRows.size > KEPT_WIDGETS) {
+    const oldest = keptRows.keys().next().value;
+    if (oldest === undefined) break;
+    keptRows.delete(oldest);
+  }
+  return kept;
 }
 
 export = function register(RED: NodeAPI): void {
@@ -49,27 +88,40 @@ function plates(RED: NodeAPI, node: Node, def: PlatesDef): void {
   }
   const deviceNode = def.device ? (RED.nodes.getNode(def.device) as DeviceConfigNode | null) : null;
   if (def.device && !config) node.warn('Device filters the plates of the Server setting: choose an ipcam-event-server too');
-  /** Newest first; each row with the event it came from, sent on when its row is clicked. */
-  const rows: Array<{ id: number; row: PlateRow; msg: NodeMessage }> = [];
-  let nextId = 1;
+  /** Newest first; each row with the event it came from, sent on when its row is selected. */
+  const kept = keptFor(node.id);
+  const rows = kept.rows;
+  rows.length = Math.min(rows.length, count, WIDGET_ROWS_MAX);
+  if (rows[0]) node.status({ fill: 'green', shape: 'dot', text: `${rows[0].row.plate}`.slice(0, 20) });
   const clients = new Clients(() => undefined);
   // A client gets the whole list when it starts showing the widget, then each new row alone.
   const view = (): { rows: Array<PlateRow & { id: number }>; count: number } => ({ rows: rows.map(({ id, row }) => ({ id, ...row })), count });
 
-  const onClient = (conn: DashboardConnection, msg: ClientMessage): void => {
-    if (msg.kind === 'watch') {
-      if (clients.add(conn)) conn.emit(event_, view());
-    } else if (msg.kind === 'unwatch') {
-      clients.remove(conn);
-    } else if (msg.kind === 'click' && clients.has(conn)) {
-      const hit = rows.find((r) => r.id === msg['id']);
-      if (hit) node.send(RED.util.cloneMessage(hit.msg));
+  const onAction = (conn: DashboardConnection, msg: unknown): string | undefined => {
+    const asked = platesAction(msg);
+    if (refused(asked)) return asked.refused;
+    switch (asked.action) {
+      case 'watch':
+        if (!clients.add(conn)) return 'too many viewers';
+        conn.emit(event_, view());
+        return undefined;
+      case 'unwatch':
+        clients.remove(conn);
+        return undefined;
+      case 'select': {
+        if (!clients.has(conn)) return 'select from a client that does not show the widget';
+        const hit = rows.find((r) => r.id === asked.row);
+        if (!hit) return `row ${asked.row} is not on show`;
+        node.send(RED.util.cloneMessage(hit.msg));
+        return undefined;
+      }
     }
   };
   const show = (event: NodeMessage, row: PlateRow): void => {
-    rows.unshift({ id: nextId, row, msg: event });
-    clients.emit(event_, { add: { id: nextId, ...row }, count });
-    nextId = (nextId % Number.MAX_SAFE_INTEGER) + 1;
+    const id = kept.nextId;
+    rows.unshift({ id, row, msg: event });
+    clients.emit(event_, { add: { id, ...row }, count });
+    kept.nextId = (id % Number.MAX_SAFE_INTEGER) + 1;
     rows.length = Math.min(rows.length, count);
     node.status({ fill: 'green', shape: 'dot', text: `${rows[0]?.row.plate ?? ''}`.slice(0, 20) });
   };
@@ -97,7 +149,7 @@ function plates(RED: NodeAPI, node: Node, def: PlatesDef): void {
     }
   };
   // Without Dashboard 2 the widget takes no part: it listens to no server either.
-  const shown = registerWidget(RED, node, def, 'IpcamUiPlates', { onClient, onGone: () => undefined, onInput });
+  const shown = registerWidget(RED, node, def, 'IpcamUiPlates', { onAction, onGone: () => undefined, onInput });
   const unsubscribe = !shown
     ? undefined
     : config?.server?.subscribe({
@@ -106,9 +158,11 @@ function plates(RED: NodeAPI, node: Node, def: PlatesDef): void {
           if (state === 'failed') node.status({ fill: 'red', shape: 'ring', text: 'server listen failed' });
         },
       });
-  node.on('close', (_removed, done) => {
+  node.on('close', (removed, done) => {
     unsubscribe?.();
     clients.close();
+    // Removed from the flows (not redeployed): its rows go with it.
+    if (removed) keptRows.delete(node.id);
     done();
   });
 }

@@ -1,8 +1,10 @@
 /**
- * The widget's side of its link to its node (see nodes/ui-dashboard.ts): Dashboard 2
- * `widget-action`s carrying `{ ipcam: { kind, ... } }` tell the node when it shows (`watch`,
- * again after every reconnection) and stops showing (`unwatch`) and what the user did; the node
- * answers on `ipcam-ui:<id>`.
+ * The widget's side of its link to its node (see nodes/ui-dashboard.ts). The component asks with
+ * Dashboard 2 `widget-action`s, each one of the closed list of lib/widget-actions: `watch` when it
+ * shows (again after every reconnection and when its page becomes visible), `unwatch` when it stops
+ * showing, and what the user did. The node answers on `msg-input:<id>` (Dashboard's documented
+ * event) to the watching clients only; Dashboard's own empty `msg-input` of a wired message
+ * carries nothing and is ignored.
  */
 export interface DashboardSocket {
   connected?: boolean;
@@ -11,24 +13,30 @@ export interface DashboardSocket {
   off(event: string, listener: (...args: never[]) => void): unknown;
 }
 
-
 export interface WidgetLink {
   send(msg: Record<string, unknown>): void;
+  watch(): void;
+  unwatch(): void;
   close(): void;
 }
 
-export function linkWidget<T>(socket: DashboardSocket, id: string, onData: (data: T) => void): WidgetLink {
-  const send = (msg: Record<string, unknown>): void => void socket.emit('widget-action', id, { ipcam: msg });
-  const watch = (): void => send({ kind: 'watch' });
-  const data = (value: T): void => onData(value);
-  socket.on(`ipcam-ui:${id}`, data);
+export function linkWidget<T extends object>(socket: DashboardSocket, id: string, onData: (data: T) => void): WidgetLink {
+  const send = (msg: Record<string, unknown>): void => void socket.emit('widget-action', id, msg);
+  const watch = (): void => send({ action: 'watch' });
+  const unwatch = (): void => send({ action: 'unwatch' });
+  const data = (value: unknown): void => {
+    if (typeof value === 'object' && value !== null && Object.keys(value).length > 0) onData(value as T);
+  };
+  socket.on(`msg-input:${id}`, data);
   socket.on('connect', watch);
   watch();
   return {
     send,
+    watch,
+    unwatch,
     close() {
-      send({ kind: 'unwatch' });
-      socket.off(`ipcam-ui:${id}`, data);
+      unwatch();
+      socket.off(`msg-input:${id}`, data);
       socket.off('connect', watch);
     },
   };
@@ -51,8 +59,14 @@ export interface PlateRow {
   crop?: string;
 }
 
-/** `HH:MM:SS` of an ISO time, in the browser's time zone. */
-export function clock(iso: string): string {
-  const date = new Date(iso);
-  return Number.isNaN(date.getTime()) ? iso : date.toLocaleTimeString([], { hour12: false });
+const two = (n: number): string => String(n).padStart(2, '0');
+
+/**
+ * The one time format of both widgets: `HH:MM:SS`, 24 hours, in the browser's time zone, of an
+ * ISO time or ms since the epoch (whatever the browser's locale would write).
+ */
+export function clock(time: string | number): string {
+  const date = new Date(time);
+  if (Number.isNaN(date.getTime())) return typeof time === 'string' ? time.slice(0, 40) : '';
+  return `${two(date.getHours())}:${two(date.getMinutes())}:${two(date.getSeconds())}`;
 }
