@@ -42,7 +42,7 @@ export interface DemoOptions {
   /** Node-RED's output, as it comes (tests that check it for warnings); overrides `quiet`. */
   onOutput?: (text: string) => void;
   /**
-   * Where the examples' event servers listen: absent = their own ports (5002, 5003); a port =
+   * Where the examples' event servers listen: absent = their own ports (5002, 5003, 5004); a port =
    * that one and the next ones, in the order of the examples' ports; 0 = free ports (a second
    * demo or a test run beside a running demo). The texts, names and simulated posts follow.
    */
@@ -326,7 +326,7 @@ async function main(): Promise<void> {
   const uiPort = Number(process.env['PORT'] ?? 1880);
   const simPort = Number(process.env['IPCAM_SIM_PORT'] ?? 8080);
   // The event servers move with PORT: IPCAM_EVENT_PORT names the first; a PORT of its own (a
-  // second demo beside the first) takes free ones; else the examples' 5002 and 5003.
+  // second demo beside the first) takes free ones; else the examples' 5002, 5003 and 5004.
   const eventPort = process.env['IPCAM_EVENT_PORT'] !== undefined ? Number(process.env['IPCAM_EVENT_PORT']) : uiPort !== 1880 ? 0 : undefined;
   // Multicast onto the LAN only when asked: the demo's own simulators are found by unicast.
   const mqtt = process.env['IPCAM_DEMO_MQTT'];

@@ -202,13 +202,13 @@ describe('every example in one Node-RED (the demo of npm start)', function () {
     const running = demo;
     const flows = (await (await fetch(`${running.url}/flows`)).json()) as FlowNode[];
     const servers = flows.filter((n) => n.type === 'ipcam-event-server');
-    assert.deepEqual([...running.eventPorts.keys()], ['5002', '5003']);
+    assert.deepEqual([...running.eventPorts.keys()], ['5002', '5003', '5004']);
     assert.deepEqual(servers.map((n) => Number(n['port'])).sort(), [...running.eventPorts.values()].sort());
     for (const server of servers) assert.equal(server['name'], `events :${String(server['port'])}`);
     const uiPort = new URL(running.url).port;
     const texts = flows.flatMap((n) => ['info', 'name', 'payload', 'url'].map((f) => n[f]).filter((t): t is string => typeof t === 'string'));
     // Nothing names a port this demo does not listen on (unless a free port happened to be it).
-    for (const port of ['5002', '5003', '1880', '8080']) {
+    for (const port of ['5002', '5003', '5004', '1880', '8080']) {
       if ([...running.eventPorts.values(), running.simulator.port, Number(uiPort)].includes(Number(port))) continue;
       const naming = texts.filter((t) => new RegExp(`(?<![\\d.])${port}(?!\\d)`).test(t));
       assert.deepEqual(naming, [], `texts still name port ${port}`);
