@@ -246,6 +246,8 @@ describe('gate console dashboard (Chromium)', function () {
 
   it('shows the input states as they change', async function () {
     const inputs = page.locator('.ipcam-inputs tbody tr');
+    // Every time on the page in one form: YYYY-MM-DD HH:MM:SS in the tables, never ISO with T and Z.
+    await inputs.filter({ hasText: /\d{4}-\d\d-\d\d \d\d:\d\d:\d\d/ }).first().waitFor({ state: 'visible', timeout: WAIT });
     await inputs.filter({ hasText: 'input 1' }).filter({ hasText: 'off' }).waitFor({ state: 'visible', timeout: WAIT });
     running().simulator.state.io.setInput(1, true);
     await inputs.filter({ hasText: 'input 1' }).filter({ hasText: 'on' }).waitFor({ state: 'visible', timeout: WAIT });
@@ -276,7 +278,9 @@ describe('gate console dashboard (Chromium)', function () {
     assert.ok(online, 'the time of the last change');
     // The snapshot every 2 s meets the refused password: auth-failed at once, with its reason.
     running().simulator.inject({ kind: 'status', status: 401 });
-    await row.filter({ hasText: 'auth-failed' }).filter({ hasText: /password|credentials/ }).waitFor({ state: 'visible', timeout: WAIT });
+    // In words, as the live view says it, not the raw key.
+    await row.filter({ hasText: 'password refused' }).filter({ hasText: /password|credentials/ }).waitFor({ state: 'visible', timeout: WAIT });
+    assert.equal(await row.filter({ hasText: 'auth-failed' }).count(), 0);
     running().simulator.clearFaults();
     // No login after a refused password until the device answers again (cameras lock the account
     // after a few failures): the live view asks nothing and says why.

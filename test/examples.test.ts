@@ -133,6 +133,12 @@ describe("the gate console's audit table reads its log as a change node does", f
     return new Promise((resolve, reject) => util.evaluateJSONataExpression(expr, { payload: log }, (err, value) => (err ? reject(err instanceof Error ? err : new Error(JSON.stringify(err))) : resolve(value))));
   }
 
+  /** An ISO time as the table shows it: the local date and clock, written out here without moment. */
+  const localTime = (iso: string): string => {
+    const d = new Date(iso);
+    const two = (n: number): string => String(n).padStart(2, '0');
+    return `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())} ${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())}`;
+  };
   const entry = (time: string, by: string, plate: string | null = null): string => JSON.stringify({ time, by, plate, list: plate ? 'whiteList' : null, output: 1 });
 
   it('skips a damaged or foreign line (a cut write, hand edits, an expression) and shows the others, newest first', async function () {
@@ -147,9 +153,10 @@ describe("the gate console's audit table reads its log as a change node does", f
       entry('2025-01-01T08:03:00.000Z', 'plate', 'AB"12\\'),
       '',
     ].join('\n');
+    // Times in the page's one form, YYYY-MM-DD HH:MM:SS of the Node-RED machine's time zone (no ISO 'T...Z', no 'UTC').
     assert.deepEqual(await auditTable(log), [
-      { time: '2025-01-01T08:03:00.000Z', 'opened by': 'allow-listed plate', plate: 'AB"12\\', list: 'whiteList' },
-      { time: '2025-01-01T08:00:00.000Z', 'opened by': 'button', plate: null, list: null },
+      { time: localTime('2025-01-01T08:03:00.000Z'), 'opened by': 'allow-listed plate', plate: 'AB"12\\', list: 'allow list' },
+      { time: localTime('2025-01-01T08:00:00.000Z'), 'opened by': 'button', plate: null, list: null },
     ]);
   });
 
