@@ -60,7 +60,7 @@ export function expectQuiet(source: Simulator | readonly unknown[] | (() => numb
   let watch: QuietWatch;
   if (typeof source === 'function') {
     const from = source();
-    watch = { what, late: () => (source() > from ? [`${source() - from} more`] : []), stop: () => undefined };
+    watch = { what, late: () => Array.from({ length: Math.max(0, source() - from) }, (_, i) => `count ${from} -> ${from + i + 1}`), stop: () => undefined };
   } else if (Array.isArray(source)) {
     const log: readonly unknown[] = source;
     const from = log.length;

@@ -525,7 +525,7 @@ describe('PTZ (lib) against the simulator', function () {
       sim.state.ptz.home = 0;
       mover = new CgiPtzMover(client);
       for (const action of ['left', 'home', 'reset']) await mover.move({ action, duration: action === 'left' ? 0 : 100 });
-      expectQuiet(sim, 'a stop after a step, home or reset');
+      expectQuiet(sim, 'sent after a step, home or reset (no stop, nothing at close)');
       await sleep(300);
       await mover.close();
       assert.deepEqual(queries(), ['move=left', 'move=home', 'move=reset']);
