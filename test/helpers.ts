@@ -101,7 +101,13 @@ if (typeof afterEach === 'function') {
   afterEach(function () {
     const failed = quietWatches.splice(0).flatMap((watch) => {
       watch.stop();
-      const late = watch.late();
+      let late: string[];
+      try {
+        late = watch.late();
+      } catch (err) {
+        // A hook that throws would stop the run: the test fails instead.
+        late = [`(not readable at teardown: ${String(err)})`];
+      }
       return late.length === 0 ? [] : [`${watch.what}: ${late.length} after the quiet began: ${late.slice(0, 5).join(', ')}`];
     });
     if (failed.length > 0) (this.test as Mocha.Hook).error(new Error(failed.join('\n')));
