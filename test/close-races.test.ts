@@ -11,7 +11,7 @@ import deviceNode from '../nodes/ipcam-device';
 import detectionNode from '../nodes/ipcam-detection-stream';
 import inputMonitorNode from '../nodes/ipcam-input-monitor';
 import snapshotNode from '../nodes/ipcam-snapshot';
-import { SIM_PASSWORD, SIM_USER, waitFor } from './helpers';
+import { expectQuiet, SIM_PASSWORD, SIM_USER, waitFor } from './helpers';
 import { DEVICE, deviceCredentials, deviceDef, getNode, helper, TAB, type FlowNode } from './node-helper';
 
 /**
@@ -147,6 +147,7 @@ const faults = new ProcessFaults();
 /** Runs one case and checks the process saw nothing and no socket stayed open. */
 async function noFault(port: number, body: () => Promise<void>): Promise<void> {
   faults.seen.length = 0;
+  expectQuiet(faults.seen, 'the process saw a fault');
   await body();
   // Late socket events (close after destroy) land in the next turns.
   await sleep(20);

@@ -11,7 +11,7 @@ import { type Browser, type Locator, type Page } from 'playwright-core';
 import { startDemo, type Demo } from '../scripts/start';
 import type { PtzCommand, RelayChange } from '../lib/simulator';
 import { freePort } from './runtime-child';
-import { PROJECT_ROOT } from './helpers';
+import { expectQuiet, PROJECT_ROOT } from './helpers';
 import { launchBrowser, needBrowser } from './browser';
 
 /** Where the example writes its audit log, relative to Node-RED's fileWorkingDirectory (the demo's user dir). */
@@ -288,8 +288,10 @@ describe('gate console dashboard (Chromium)', function () {
     await state.filter({ hasText: 'password refused' }).waitFor({ state: 'visible', timeout: WAIT });
     const snapshots = (): number => running().simulator.state.requests.filter((r) => r.path === '/jpg/image.jpg').length;
     const asked = snapshots();
+    const refused = expectQuiet(running().simulator, 'no snapshot request while the password stands refused', (r) => r.path === '/jpg/image.jpg');
     await new Promise((r) => setTimeout(r, 3000));
     assert.equal(snapshots(), asked, 'no snapshot request while the password stands refused');
+    refused.end();
     // A request of the flow that gets an answer (the gate button) brings the device back online, and the live view with it.
     await page.getByRole('button', { name: 'open gate' }).click();
     await row.filter({ hasText: 'online' }).waitFor({ state: 'visible', timeout: WAIT });

@@ -12,7 +12,7 @@ import { AbortLine } from '../lib/transport/deadline';
 import { Lane } from '../lib/transport/lane';
 import deviceNode from '../nodes/ipcam-device';
 import type { DeviceConfigNode } from '../nodes/device-config';
-import { SIM_PASSWORD, SIM_USER, waitFor } from './helpers';
+import { expectQuiet, SIM_PASSWORD, SIM_USER, waitFor } from './helpers';
 import { DEVICE, deviceCredentials, deviceDef, helper } from './node-helper';
 
 /** A command's path the simulator answers (an output check). */
@@ -46,6 +46,7 @@ describe('device connections', function () {
 
   it('a client that is never asked anything opens no connection, nor does its close', async function () {
     const client = clientFor();
+    expectQuiet(() => sim.connections.accepted, 'a client that is never asked anything opened a connection');
     await sleep(300);
     assert.equal(sim.connections.accepted, 0);
     await client.close();
@@ -217,9 +218,11 @@ describe('ipcam-device node connections', function () {
 
   it('with the heartbeat off a deployed device opens no connection; with it on, one; closing it leaves none', async function () {
     await helper.load([deviceNode], [deviceDef(sim, { heartbeat: '0' })], deviceCredentials(SIM_PASSWORD));
+    const unasked = expectQuiet(() => sim.connections.accepted, 'a device nobody asks anything costs the device nothing');
     await sleep(500);
     assert.equal(sim.connections.accepted, 0, 'a device nobody asks anything costs the device nothing');
     await helper.unload();
+    unasked.end();
 
     await helper.load([deviceNode], [deviceDef(sim, { heartbeat: '1' })], deviceCredentials(SIM_PASSWORD));
     const device = helper.getNode(DEVICE) as unknown as DeviceConfigNode;

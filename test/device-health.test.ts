@@ -20,7 +20,7 @@ import statusNode from '../nodes/ipcam-device-status';
 import snapshotNode from '../nodes/ipcam-snapshot';
 import inputMonitorNode from '../nodes/ipcam-input-monitor';
 import type { NodeMessage, NodeStatus } from '../nodes/red';
-import { PROJECT_ROOT, SIM_PASSWORD, SIM_USER, waitFor } from './helpers';
+import { expectQuiet, PROJECT_ROOT, SIM_PASSWORD, SIM_USER, waitFor } from './helpers';
 import { DEVICE, TAB, deviceCredentials, deviceDef, getNode, helper, intercept, isRecord, type FlowNode } from './node-helper';
 
 const NODES = [deviceNode, statusNode, snapshotNode, inputMonitorNode];
@@ -115,8 +115,10 @@ describe('device health', function () {
       assert.equal(health.state, 'offline');
       assert.deepEqual(states, ['connecting', 'retrying', 'connecting', 'waiting']);
       const asked = sim.state.requests.filter((r) => r.path === INPUT).length;
+      const waiting = expectQuiet(sim, 'no attempt of its own while waiting', (r) => r.path === INPUT);
       await sleep(2500);
       assert.equal(sim.state.requests.filter((r) => r.path === INPUT).length, asked, 'no attempt of its own while waiting');
+      waiting.end();
       sim.clearFaults();
       // What the heartbeat's answer does: the device is online again.
       const answered = Date.now();
@@ -130,10 +132,14 @@ describe('device health', function () {
       await waitFor('the stream closed', () => sim.state.io.openStreams === 0, 3000);
       await sup.stop();
       const stopped = states.length;
+      const following = expectQuiet(states, 'a stopped stream no longer follows the device');
+      expectQuiet(sim, 'a stopped stream asked the device', (r) => r.path === INPUT);
       health.succeeded();
       await sleep(200);
       assert.equal(states.length, stopped, 'a stopped stream no longer follows the device');
       assert.equal(sim.state.io.openStreams, 0);
+      // Ended here: the teardown's own stop() reports 'stopped' again.
+      following.end();
     });
   });
 
@@ -228,6 +234,7 @@ describe('device health', function () {
       assert.ok(isRecord(payloads(messages)[2]?.['info']), 'the identity read again on the way back');
       assert.equal(payloads(messages)[2]?.['reason'], undefined);
       assert.deepEqual(statuses.get('snap')?.at(-1), { fill: 'green', shape: 'dot', text: 'online' });
+      expectQuiet(messages, 'one message per change, nothing while the state holds');
       await sleep(1500);
       assert.equal(messages.length, 3, 'one message per change, nothing while the state holds');
     });
@@ -258,9 +265,11 @@ describe('device health', function () {
       assert.match(String(failed?.['reason']), /rejected the username or password|refusing the credentials/);
       assert.ok(!JSON.stringify(messages).includes(SIM_PASSWORD));
       const asked = sim.state.requestCount;
+      const locked = expectQuiet(sim, 'no heartbeat after a refused password (accounts lock)');
       await sleep(3500);
       assert.equal(sim.state.requestCount, asked, 'no heartbeat after a refused password (accounts lock)');
       assert.deepEqual(statuses.get('snap')?.at(-1), { fill: 'red', shape: 'ring', text: 'auth failed' });
+      locked.end();
 
       sim.clearFaults();
       await input('snap', 'go');
@@ -273,6 +282,7 @@ describe('device health', function () {
     it('a flapping network: one lost answer is no outage', async function () {
       const messages = await deploy({ heartbeat: '1' });
       await waitFor('online', () => messages.length >= 1, 5000);
+      expectQuiet(messages, 'one lost answer is no outage');
       sim.inject({ kind: 'drop', times: 1 });
       await waitFor('the lost answer', () => sim.state.faults.length === 0, 5000);
       const lost = sim.state.requestCount;
@@ -283,15 +293,21 @@ describe('device health', function () {
 
     it('a heartbeat of 0: nothing asked; the nodes\' own exchanges tell the state', async function () {
       const messages = await deploy({ heartbeat: '0' });
+      const unasked = expectQuiet(sim, 'no heartbeat request');
+      const untold = expectQuiet(messages, 'no state while nothing was asked');
       await sleep(2500);
       assert.equal(sim.state.requestCount, 0, 'no heartbeat request');
       assert.deepEqual(messages, []);
+      unasked.end();
+      untold.end();
       await input('snap', 'go');
       await waitFor('online', () => messages.length >= 1);
+      const noOutage = expectQuiet(messages, 'one failed snapshot is not an outage');
       await sim.close();
       await input('snap', 'go');
       await sleep(300);
       assert.deepEqual(sequence(messages), ['unknown>online'], 'one failed snapshot is not an outage');
+      noOutage.end();
       await input('snap', 'go');
       await waitFor('offline', () => messages.length >= 2);
       assert.deepEqual(sequence(messages), ['unknown>online', 'online>offline']);
@@ -361,8 +377,10 @@ describe('device health', function () {
       assert.deepEqual(payloads(seen).map((p) => `${String((p['device'] as Record<string, unknown>)['id'])} ${String(p['state'])}`).sort(), ['dev1 online', 'dev2 online']);
       await input('all', 'check');
       await waitFor("one message per device for 'check'", () => seen.length >= 4, 2000);
+      const checked = expectQuiet(seen, "one message per device for 'check'");
       await sleep(100);
       assert.equal(seen.length, 4, "one message per device for 'check'");
+      checked.end();
       await waitFor(`the summary status (${JSON.stringify(statuses.get('all'))})`, () => statuses.get('all')?.at(-1)?.text === '2 online, 0 down', 2000);
       await sim.close();
       await waitFor('both offline', () => seen.length >= 6, 8000);
@@ -385,6 +403,7 @@ describe('device health', function () {
       // 'check': the new device node alone, not the old one beside it.
       await input('all', 'check');
       await waitFor('the answer', () => seen.length >= 3, 2000);
+      expectQuiet(seen, 'one device, not the old one beside the new');
       await sleep(100);
       assert.equal(seen.length, 3, 'one device, not the old one beside the new');
     });
@@ -407,10 +426,13 @@ describe('device health', function () {
         await helper.load([...NODES, ...CORE], [{ id: TAB, type: 'tab', label: 'readme' }, deviceDef(sim, { timeout: '500', heartbeat: '1' }), ...flow], deviceCredentials(SIM_PASSWORD));
         const notices: NodeMessage[] = [];
         getNode(debug.id).on('input', (msg) => notices.push(msg));
+        const online = expectQuiet(notices, 'online is no notice');
         await sleep(1500);
         assert.equal(notices.length, 0, 'online is no notice');
+        online.end();
         await sim.close();
         await waitFor('the notice', () => notices.length >= 1, 8000);
+        expectQuiet(notices, 'one notice of one outage');
         await sleep(1500);
         assert.equal(notices.length, 1);
         assert.equal(notices[0]?.topic, 'Camera camera is offline');
@@ -484,8 +506,10 @@ describe('device health', function () {
       assert.ok(noticed <= 5000, `noticed after ${noticed} ms`);
       const openings = streamOpenings();
       const total = sim.state.requestCount;
+      const down = expectQuiet(sim, 'no stream attempts while the device stays down', (r) => r.path === INPUT && r.query.some(([k]) => k === 'monitor'));
       await sleep(4000);
       assert.equal(streamOpenings(), openings, 'no stream attempts while the device stays down');
+      down.end();
       assert.ok(sim.state.requestCount - total <= 4, `${sim.state.requestCount - total} requests in 4 s: one probe per heartbeat`);
 
       sim.setAnswer({ halfOpen: false });

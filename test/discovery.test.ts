@@ -229,6 +229,6 @@ describe('WS-Discovery', function () {
     await running;
     assert.ok(Date.now() - started < 500 + SLACK, 'ended at the abort, long before its duration');
     // The handle is released by libuv a turn after the close callback.
-    await waitFor('the search socket released', () => handles() === before, 2000);
+    await waitFor('the search socket released', () => handles() === before, 500 + SLACK);
   });
 });

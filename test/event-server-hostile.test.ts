@@ -15,7 +15,7 @@ import { buildPlateEvent } from '../lib/simulator/events';
 import { SNAPSHOT_JPEG } from '../lib/simulator/images';
 import type { ChildReport } from './event-server-child';
 import { CAPTURE, CAPTURE_PLATE, ConnectionFlood, HALF_SENT, postHead, rawPost, rawRequest, ServerChild } from './event-flood';
-import { jpegGrownTo, waitFor } from './helpers';
+import { expectQuiet, jpegGrownTo, waitFor } from './helpers';
 
 /** Heap a flood may leave behind after GC; what the floods would leak if kept is several times more. */
 const HEAP_SLACK = 8 * 1024 * 1024;
@@ -305,6 +305,7 @@ describe('EventServer limits', function () {
     await waitFor('the last summary', () => total(warnings) === 600, 5_000);
     // No line is written without something to report: quiet after the flood.
     const lines = warnings.length;
+    expectQuiet(warnings, 'a line written with nothing to report');
     await sleep(700);
     assert.equal(warnings.length, lines);
     assert.equal(total(warnings), 600);

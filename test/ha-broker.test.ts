@@ -12,7 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import mqtt, { type MqttClient } from 'mqtt';
 import { startSimulator, type Simulator } from '../lib/simulator';
 import { startDemo } from '../scripts/start';
-import { PROJECT_ROOT, waitFor } from './helpers';
+import { expectQuiet, PROJECT_ROOT, waitFor } from './helpers';
 import { Mosquitto, needBroker } from './mosquitto';
 import { ChildRuntime, freePort, type FlowNode } from './runtime-child';
 import { readFileSync } from 'node:fs';
@@ -212,6 +212,7 @@ describe('ipcam-ha: a camera as a Home Assistant device, through the core mqtt-b
     // A fresh subscriber gets the last plate (retained) and no event (never retained).
     const late = await Listener.connect(broker.url, [`${ROOT}/+`]);
     await late.next('the retained last plate', `${ROOT}/last_plate`, 0);
+    expectQuiet(late.seen, 'an event was retained', (m) => m.topic === `${ROOT}/plate`);
     await sleep(200);
     assert.deepEqual(late.on(`${ROOT}/plate`), []);
     await late.close();
@@ -242,6 +243,7 @@ describe('ipcam-ha: a camera as a Home Assistant device, through the core mqtt-b
       // The state is read from the device after the refusal.
       await request('the state read after it', (path, query) => path === '/cgi-bin/admin/output' && query.startsWith('check='));
       await waitFor('the error in the log', () => /Relay 1 from Home Assistant: EDEVICE/.test(runtime.output));
+      expectQuiet(ha.seen, 'a refused relay command told as ON', (m) => m.topic === `${ROOT}/relay_1` && text(m) === 'ON');
       await sleep(300);
       assert.deepEqual(ha.on(`${ROOT}/relay_1`, since).filter((m) => text(m) === 'ON'), []);
       assert.equal(text(ha.last(`${ROOT}/relay_1`)), 'OFF');
@@ -265,6 +267,7 @@ describe('ipcam-ha: a camera as a Home Assistant device, through the core mqtt-b
     // One allowed command after them: once it has reached the device, the ones before it were read.
     await publish(`${ROOT}/relay_2/set`, 'OFF');
     await waitFor('the allowed command', () => relayActions().length > 0);
+    expectQuiet(sim, 'an ignored command reached the device', (r) => r.path === '/AddLicensePlates' || (r.path === '/cgi-bin/admin/output' && r.rawQuery.startsWith('action=')));
     await sleep(200);
     assert.deepEqual(relayActions(), ['2:\\']);
     assert.ok(!sim.state.requests.some((r) => r.path === '/AddLicensePlates'));
@@ -329,6 +332,7 @@ describe('ipcam-ha: a camera as a Home Assistant device, through the core mqtt-b
     await runtime.deploy(flow({}, false));
     await ha.next('the empty config', CONFIG, since, (m) => m.payload.length === 0);
     const fresh = await Listener.connect(broker.url, [CONFIG, `${ROOT}/#`]);
+    expectQuiet(fresh.seen, 'something of the camera is left retained');
     await sleep(500);
     assert.deepEqual(fresh.seen.map((m) => m.topic), [], 'nothing of the camera is left retained');
     await fresh.close();

@@ -36,33 +36,63 @@ export async function waitFor(what: string, check: () => boolean, limitMs = 15_0
 
 interface QuietWatch {
   what: string;
-  late: RecordedRequest[];
+  /** What came after the quiet began, shown. */
+  late(): string[];
   stop(): void;
 }
 const quietWatches: QuietWatch[] = [];
 
 /**
- * "Nothing (more) is asked of the device" from now on: call it where the quiet begins, before the
- * fixed wait that gives a stray request its chance, and keep the check after the wait. Every
- * matching request the simulator records from now on also fails the test when the test has ended
- * (after its suite's own teardown), so a request that comes after the wait fails it too; `end()`
- * checks and stops the watch earlier, where the test goes on to ask the device for more.
+ * "Nothing (more) happens" from now on: call it where the quiet begins, before the fixed wait that
+ * gives a stray request or message its chance, and keep the check after the wait. What is watched:
+ * the simulator's requests (each matching request it records from now on, resetRequests or not);
+ * a log that only grows (a fake device's requests, a helper node's messages, a list of states):
+ * matching entries past its length now; or a counter (connections accepted): any rise. What came
+ * also fails the test when the test has ended (after its suite's own teardown), so what comes after
+ * the wait fails it too; `end()` checks and stops the watch earlier, where the test goes on to ask
+ * for more.
  */
-export function expectQuiet(sim: Simulator, what: string, match: (request: RecordedRequest) => boolean = () => true): { end(): void } {
-  const watch: QuietWatch = { what, late: [], stop: () => undefined };
-  watch.stop = sim.watchRequests((request) => void (match(request) && watch.late.push(request)));
+export function expectQuiet(sim: Simulator, what: string, match?: (request: RecordedRequest) => boolean): { end(): void };
+export function expectQuiet<T>(log: readonly T[], what: string, match?: (entry: T) => boolean): { end(): void };
+export function expectQuiet(counter: () => number, what: string): { end(): void };
+export function expectQuiet(source: Simulator | readonly unknown[] | (() => number), what: string, match: (entry: never) => boolean = () => true): { end(): void } {
+  const matches = match as (entry: unknown) => boolean;
+  let watch: QuietWatch;
+  if (typeof source === 'function') {
+    const from = source();
+    watch = { what, late: () => Array.from({ length: Math.max(0, source() - from) }, (_, i) => `count ${from} -> ${from + i + 1}`), stop: () => undefined };
+  } else if (Array.isArray(source)) {
+    const log: readonly unknown[] = source;
+    const from = log.length;
+    watch = { what, late: () => log.slice(from).filter(matches).map(shownEntry), stop: () => undefined };
+  } else {
+    const late: RecordedRequest[] = [];
+    const stop = (source as Simulator).watchRequests((request) => void (matches(request) && late.push(request)));
+    watch = { what, late: () => late.map(shownEntry), stop };
+  }
   quietWatches.push(watch);
   return {
     end: () => {
       watch.stop();
       quietWatches.splice(quietWatches.indexOf(watch) >>> 0, 1);
-      assert.deepEqual(watch.late.map(shownRequest), [], what);
+      assert.deepEqual(watch.late(), [], what);
     },
   };
 }
 
-function shownRequest(request: RecordedRequest): string {
-  return `${request.method} ${request.path}${request.rawQuery ? `?${request.rawQuery}` : ''}`;
+function shownEntry(entry: unknown): string {
+  if (typeof entry === 'string') return entry.split('\r\n')[0] ?? '';
+  if (isRecordedRequest(entry)) return `${entry.method} ${entry.path}${entry.rawQuery ? `?${entry.rawQuery}` : ''}`;
+  const shown = JSON.stringify(entry, (_key, value: unknown) => (Buffer.isBuffer(value) || (isRecord(value) && value['type'] === 'Buffer') ? '<bytes>' : value)) ?? String(entry);
+  return shown.length > 200 ? `${shown.slice(0, 200)}...` : shown;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null;
+}
+
+function isRecordedRequest(entry: unknown): entry is RecordedRequest {
+  return isRecord(entry) && typeof entry['method'] === 'string' && typeof entry['path'] === 'string' && 'rawQuery' in entry;
 }
 
 // The teardown check of expectQuiet, for every test file (mocha's root suite): it runs after each
@@ -71,7 +101,14 @@ if (typeof afterEach === 'function') {
   afterEach(function () {
     const failed = quietWatches.splice(0).flatMap((watch) => {
       watch.stop();
-      return watch.late.length === 0 ? [] : [`${watch.what}: ${watch.late.length} request(s) after the quiet began: ${watch.late.slice(0, 5).map(shownRequest).join(', ')}`];
+      let late: string[];
+      try {
+        late = watch.late();
+      } catch (err) {
+        // A hook that throws would stop the run: the test fails instead.
+        late = [`(not readable at teardown: ${String(err)})`];
+      }
+      return late.length === 0 ? [] : [`${watch.what}: ${late.length} after the quiet began: ${late.slice(0, 5).join(', ')}`];
     });
     if (failed.length > 0) (this.test as Mocha.Hook).error(new Error(failed.join('\n')));
   });

@@ -8,7 +8,7 @@ import deviceNode from '../nodes/ipcam-device';
 import discoverNode from '../nodes/ipcam-discover';
 import type { FoundDevice } from '../nodes/discovery-search';
 import { startSimulator, type Simulator } from '../lib/simulator';
-import { SIM_PASSWORD, waitFor } from './helpers';
+import { expectQuiet, SIM_PASSWORD, waitFor } from './helpers';
 import { actionFlow, assertNoSecret, DEVICE, deviceDef, FlowWatch, getNode, helper, isRecord, logTexts, type Credentials, type FlowNode } from './node-helper';
 
 const OTHER_PASSWORD = 'an0ther:secret';
@@ -121,6 +121,7 @@ describe('ipcam-discover and Search network', function () {
     const watch = await load({ duration: '20' });
     getNode('disc').receive({});
     const second = await watch.expectCaught('disc', {});
+    expectQuiet(watch.messages, 'a message after the refusal (the search of a closed node)');
     assert.match(String(isRecord(second['error']) && second['error']['message']), /already running/);
     assert.equal(udp(), before + 1);
     const started = Date.now();

@@ -9,7 +9,7 @@ import relayNode from '../nodes/ipcam-relay';
 import snapshotNode from '../nodes/ipcam-snapshot';
 import requestNode from '../nodes/ipcam-request';
 import type { NodeMessage } from '../nodes/red';
-import { SIM_PASSWORD, SIM_USER, waitFor } from './helpers';
+import { expectQuiet, SIM_PASSWORD, SIM_USER, waitFor } from './helpers';
 import { FlowWatch, assertNoSecret, deepText, getNode, helper, isRecord, TAB, type Credentials, type FlowNode } from './node-helper';
 
 /**
@@ -268,6 +268,8 @@ describe('msg.device: a fleet of devices from one flow', function () {
 
     it('a new move replaces the pending Stop of its camera even with another device addressed in between', async function () {
       const w = await deploy();
+      // Ended before the teardown, whose close stops the camera still moving.
+      const moving = expectQuiet(sim('a'), "a Stop ended the move at a", (r) => r.path.endsWith('/Stop'));
       // A timed move's message leaves when it has ended: these are sent one after the other
       // without waiting for it.
       const left = w.send(PTZ, { payload: { action: 'Left', duration: 200 } });
@@ -281,6 +283,7 @@ describe('msg.device: a fleet of devices from one flow', function () {
       await sleep(250);
       assert.deepEqual(movesOf('a'), ['Left', 'Right']);
       assert.equal(sim('a').state.ptz.channel(1).moving, true);
+      moving.end();
     });
 
     it('a Stop sent to another device through msg.device stops that camera, not the own one', async function () {

@@ -203,12 +203,12 @@ describe('ipcam-ptz and ipcam-relay nodes', function () {
       // The move has ended when its message leaves: the Stop is in, answered.
       assert.equal(stops().length, 1);
       assert.equal(theSim().state.ptz.channel(1).moving, false);
+      expectQuiet(theSim(), 'sent after the timed Stop');
       await sleep(300);
       assert.equal(stops().length, 1);
       assert.deepEqual(targets(), ['POST /PtzGetCaps/1', 'POST /PtzControl/1/Right', 'POST /PtzControl/1/Stop']);
       // The camera is stopped: unloading sends nothing more.
       const count = theSim().state.requestCount;
-      expectQuiet(theSim(), 'sent after the timed Stop');
       await helper.unload();
       assert.equal(theSim().state.requestCount, count);
     });
@@ -536,6 +536,7 @@ describe('ipcam-ptz and ipcam-relay nodes', function () {
       const { w, msg } = await cgi('left', { duration: '100' });
       assert.deepEqual(msg.payload, { action: 'left', ok: true });
       assert.equal(cgiStops().length, 1);
+      expectQuiet(theSim(), 'sent after the timed stop');
       await sleep(300);
       assert.deepEqual(targets(), [`GET ${PTZSET}?move=left&move=repeat`, `GET ${PTZSET}?move=stop`]);
       const [move, stop] = theSim().state.ptz.log;
@@ -565,6 +566,7 @@ describe('ipcam-ptz and ipcam-relay nodes', function () {
       assert.equal(theSim().state.ptz.channel(1).moving, true);
       await helper.unload();
       await waitFor('the stop of the close', () => cgiStops().length > 0);
+      expectQuiet(theSim(), 'sent after the stop of the close');
       await sleep(200);
       assert.deepEqual(targets(), [`GET ${PTZSET}?move=left&move=repeat&stream=2`, `GET ${PTZSET}?move=stop&stream=2`]);
       assert.equal(theSim().state.ptz.channel(1).moving, false);
@@ -578,6 +580,7 @@ describe('ipcam-ptz and ipcam-relay nodes', function () {
       await waitFor('the move', () => theSim().state.ptz.channel(1).moving);
       await helper.unload();
       await waitFor('the stop of the close', () => cgiStops().length > 0);
+      expectQuiet(theSim(), 'sent after the stop of the close');
       await sleep(200);
       assert.equal(cgiStops().length, 1);
       assert.ok(requests(PTZSET).every((r) => r.auth === 'digest'));

@@ -283,6 +283,7 @@ describe('stream nodes: ipcam-input-monitor and ipcam-detection-stream', functio
       await waitFor('the change found on start', () => msgs.length >= 3);
       sim.state.io.setInput(1, false);
       await waitFor('the change', () => msgs.length >= 4);
+      expectQuiet(msgs, 'a message after the last change');
       await sleep(300);
       assert.deepEqual(
         msgs.map((m) => [m.payload, m['resync']]),
@@ -350,6 +351,7 @@ describe('stream nodes: ipcam-input-monitor and ipcam-detection-stream', functio
       const { out, caught } = await deploy([monitorDef('mon', { ports: '1,2' })], { settings: { timeout: '200' } });
       const msgs = out['mon'] as NodeMessage[];
       await waitFor('the first states', () => msgs.length >= 2);
+      expectQuiet(sim, 'the stream was reopened', (r) => r.path === INPUT && r.query.some(([k]) => k === 'monitor'));
       await sleep(33_000);
       assert.equal(monitorRequests(INPUT), 1, 'the stream was reopened');
       assert.equal(accepted.acceptedOn(sim.port).filter((s) => !s.destroyed).length >= 1, true);
@@ -374,6 +376,7 @@ describe('stream nodes: ipcam-input-monitor and ipcam-detection-stream', functio
         const { out } = await deploy([monitorDef('mon', { ports: '1,2' })]);
         const msgs = out['mon'] as NodeMessage[];
         await waitFor('the first states', () => msgs.length >= 2);
+        expectQuiet(msgs, 'the first states reported twice');
         await sleep(500);
         assert.deepEqual(seen(msgs), [
           ['input1', { port: 1, active: false, edge: null }, true],
@@ -403,6 +406,7 @@ describe('stream nodes: ipcam-input-monitor and ipcam-detection-stream', functio
         await sleep(500);
         sim.state.io.setInput(1, true);
         await waitFor('a live change after', () => msgs.length >= 5);
+        expectQuiet(msgs, 'a change reported twice');
         await sleep(300);
         assert.deepEqual(seen(msgs), [
           ['input1', { port: 1, active: false, edge: null }, true],
@@ -420,6 +424,7 @@ describe('stream nodes: ipcam-input-monitor and ipcam-detection-stream', functio
       const { out } = await deploy([monitorDef('mon')]);
       const msgs = out['mon'] as NodeMessage[];
       await waitFor('the first states', () => msgs.length >= 2);
+      expectQuiet(msgs, 'nothing changed: nothing more');
       sim.state.io.streamFault('drop');
       await waitFor('the reconnect', () => monitorRequests(INPUT) === 2);
       await waitFor('the second state read', () => sim.state.requests.filter((r) => r.query.some(([k]) => k === 'check')).length === 2);
@@ -437,12 +442,15 @@ describe('stream nodes: ipcam-input-monitor and ipcam-detection-stream', functio
       await waitFor('the first states', () => msgs.length >= 2);
       sim.state.io.setInput(1, true);
       await waitFor('the change', () => msgs.length >= 3);
+      const repeated = expectQuiet(msgs, 'a message for state parts that repeat the known state');
       for (let i = 0; i < 5; i++) sim.state.io.sendStates();
       await sleep(300);
+      repeated.end();
       // A state part that differs from what was reported is a change found (a device that repeats its states).
       sim.state.io.inputs.set(2, true);
       sim.state.io.sendStates();
       await waitFor('the change found', () => msgs.length >= 4);
+      expectQuiet(msgs, 'a change found reported twice');
       await sleep(300);
       assert.deepEqual(seen(msgs), [
         ['input1', { port: 1, active: false, edge: null }, true],
@@ -461,6 +469,7 @@ describe('stream nodes: ipcam-input-monitor and ipcam-detection-stream', functio
       await waitFor('the Catch node', () => caught.length >= 1);
       sim.state.io.streamFault('drop');
       await waitFor('the second state read', () => sim.state.requests.filter((r) => r.query.some(([k]) => k === 'check')).length === 2);
+      expectQuiet(caught, 'the same failure is not reported twice', (m) => isRecord(m.payload) && m.payload['state'] === 'resync');
       await sleep(300);
       // The drop is a failure of its own (state retrying); the failed read is not reported twice.
       const reads = caught.filter((m) => isRecord(m.payload) && m.payload['state'] === 'resync');
@@ -487,6 +496,7 @@ describe('stream nodes: ipcam-input-monitor and ipcam-detection-stream', functio
       // Without a heartbeat the streams retry on their own (with one, they wait for it: test/device-health.test.ts).
       const { caught } = await deploy([monitorDef('mon'), detectionDef('det')], { at: { port }, settings: { heartbeat: '0' } });
       await waitFor('the second retry of both', () => statusTexts('mon').some((t) => t.startsWith('retry 2')) && statusTexts('det').some((t) => t.startsWith('retry 2')));
+      expectQuiet(caught, 'a refused connection reported once per retry');
       await sleep(200);
       assert.deepEqual(failures(caught).sort(), [
         ['ECONN', 'retrying'],
@@ -509,6 +519,7 @@ describe('stream nodes: ipcam-input-monitor and ipcam-detection-stream', functio
         await waitFor(`auth failed after start ${i + 1}`, () => logOf('mon').statuses.filter((s) => s.text === 'auth failed, 5 min').length > before);
       }
       assert.ok(sim.state.requests.filter((r) => r.path === INPUT).length > asked, 'start asked the device again');
+      expectQuiet(caught, 'a refused password reported again');
       await sleep(200);
       assert.deepEqual(failures(caught), [['EAUTH', 'auth-failed']]);
       // The password appears nowhere in what the Catch node got.
@@ -532,6 +543,7 @@ describe('stream nodes: ipcam-input-monitor and ipcam-detection-stream', functio
       await waitFor('the Catch node', () => caught.length >= 1);
       assert.equal(await command('mon', 'start'), undefined);
       await waitFor('not supported again', () => statusTexts('mon').filter((t) => t === 'not supported').length >= 2);
+      expectQuiet(caught, 'a stream the device does not support reported again');
       await sleep(200);
       assert.deepEqual(failures(caught), [['EHTTP', 'unsupported']]);
     });

@@ -241,6 +241,7 @@ describe('PTZ (lib) against the simulator', function () {
       const [move, stop] = sim.state.ptz.log;
       assert.ok(move && stop && stop.time - move.time >= 90, 'the Stop came before the duration');
       // Nothing else follows, and close has nothing left to stop.
+      expectQuiet(sim, 'sent after the Stop');
       await sleep(300);
       await mover.close();
       assert.equal(stops().length, 1);
@@ -269,9 +270,11 @@ describe('PTZ (lib) against the simulator', function () {
       mover = new PtzMover(client);
       await mover.move({ action: 'Left', speed: 5, duration: 100 });
       await mover.move({ action: 'ZoomIn', speed: 4, duration: 0 });
+      const moving = expectQuiet(sim, 'a Stop before close', (r) => r.path.endsWith('/Stop'));
       await sleep(400);
       assert.equal(stops().length, 0);
       assert.equal(sim.state.ptz.channel(1).moving, true);
+      moving.end();
       await mover.close();
       assert.equal(stops().length, 1);
       assert.equal(sim.state.ptz.channel(1).moving, false);
@@ -281,6 +284,7 @@ describe('PTZ (lib) against the simulator', function () {
       mover = new PtzMover(client);
       await mover.move({ action: 'Left', speed: 5, duration: 150 });
       await mover.move({ action: 'Stop' });
+      expectQuiet(sim, 'a second Stop', (r) => r.path.endsWith('/Stop'));
       await sleep(500);
       assert.equal(stops().length, 1);
       await mover.close();
@@ -437,6 +441,7 @@ describe('PTZ (lib) against the simulator', function () {
       const [move, stop] = sim.state.ptz.log;
       assert.ok(move && stop && stop.time - move.time >= 90, 'the stop came before the duration');
       assert.equal(sim.state.ptz.channel(1).moving, false);
+      expectQuiet(sim, 'sent after the stop');
       await sleep(300);
       await mover.close();
       assert.deepEqual(queries(), ['move=left&move=repeat', 'move=stop']);
@@ -470,9 +475,11 @@ describe('PTZ (lib) against the simulator', function () {
       mover = new CgiPtzMover(client);
       await mover.move({ action: 'left', duration: 100 });
       await mover.move({ action: 'up', continuous: true, duration: 0 });
+      const moving = expectQuiet(sim, 'a stop before close', (r) => r.path === PTZSET && r.rawQuery.includes('move=stop'));
       await sleep(400);
       assert.equal(cgiStops().length, 0);
       assert.equal(sim.state.ptz.channel(1).moving, true);
+      moving.end();
       await mover.close();
       assert.equal(cgiStops().length, 1);
       assert.equal(sim.state.ptz.channel(1).moving, false);
@@ -483,6 +490,7 @@ describe('PTZ (lib) against the simulator', function () {
       mover = new CgiPtzMover(client);
       await mover.move({ action: 'downleft', duration: 150 });
       await mover.move('stop');
+      expectQuiet(sim, 'sent after the stop');
       await sleep(500);
       await mover.close();
       assert.deepEqual(cgiLog(), ['downleft+repeat', 'stop']);
@@ -496,6 +504,7 @@ describe('PTZ (lib) against the simulator', function () {
       assert.equal(sim.state.ptz.channel(1).moving, false, 'the preset ended the continuous move');
       await mover.move({ action: 'right', duration: 150 });
       await mover.move({ action: 'startTour', tour: 1 });
+      expectQuiet(sim, 'sent after the tour took over');
       await sleep(500);
       await mover.close();
       assert.deepEqual(cgiLog(), ['left+repeat', 'goto #2', 'right+repeat', 'run tour 1']);
@@ -507,6 +516,7 @@ describe('PTZ (lib) against the simulator', function () {
       await mover.move({ action: 'savePreset', preset: 'gate' });
       await mover.move({ action: 'stopTour', tour: 0 });
       await waitFor('the stop', () => cgiStops().length > 0);
+      expectQuiet(sim, 'sent after the stop');
       await sleep(300);
       assert.deepEqual(cgiLog(), ['left+repeat', 'save @gate', 'stop tour 0', 'stop']);
     });
@@ -515,6 +525,7 @@ describe('PTZ (lib) against the simulator', function () {
       sim.state.ptz.home = 0;
       mover = new CgiPtzMover(client);
       for (const action of ['left', 'home', 'reset']) await mover.move({ action, duration: action === 'left' ? 0 : 100 });
+      expectQuiet(sim, 'sent after a step, home or reset (no stop, nothing at close)');
       await sleep(300);
       await mover.close();
       assert.deepEqual(queries(), ['move=left', 'move=home', 'move=reset']);
@@ -525,6 +536,7 @@ describe('PTZ (lib) against the simulator', function () {
       await mover.move({ action: 'left', duration: 100, stream: 1 });
       await mover.move({ action: 'up', duration: 150, stream: 2 });
       await waitFor('a stop on both streams', () => cgiStops(1).length > 0 && cgiStops(2).length > 0);
+      expectQuiet(sim, 'sent after the stop of both streams');
       await sleep(200);
       assert.deepEqual(queries(), ['move=left&move=repeat&stream=1', 'move=up&move=repeat&stream=2', 'move=stop&stream=1', 'move=stop&stream=2']);
     });

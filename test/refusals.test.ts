@@ -22,7 +22,7 @@ import ptzNode from '../nodes/ipcam-ptz';
 import relayNode from '../nodes/ipcam-relay';
 import requestNode from '../nodes/ipcam-request';
 import type { NodeMessage } from '../nodes/red';
-import { SIM_PASSWORD, SIM_USER, waitFor } from './helpers';
+import { expectQuiet, SIM_PASSWORD, SIM_USER, waitFor } from './helpers';
 import { DEVICE, FlowWatch, actionFlow, deviceCredentials, deviceDef, helper, isRecord, type FlowNode } from './node-helper';
 import { CHECK_REFUSAL, MONITOR_REFUSAL, PTZ_REFUSAL, RELAY_REFUSAL, startRefusingDevice, type RefusingDevice } from './refusing-device';
 
@@ -173,6 +173,8 @@ describe('refused commands and parameter answers (issue 23 items 1 and 4)', func
         assert.ok(isRecord(error));
         assert.equal(error['code'], 'EDEVICE', String(error['message']));
         assert.match(String(error['deviceDesc']), target.streamWords);
+        expectQuiet(() => w.statuses(NODE).filter((s) => s.text === 'connected').length, 'connected after a refused opening');
+        expectQuiet(w.messages, 'a part or state read from a refusal', (msg) => !isRecord(msg['_error']) || msg['_error']['code'] !== 'EDEVICE');
         await sleep(100);
         assert.ok(!w.statuses(NODE).some((s) => s.text === 'connected'), `statuses: ${JSON.stringify(w.statuses(NODE))}`);
         // Only the failure, at the Catch node: no part, no state read from a refusal.

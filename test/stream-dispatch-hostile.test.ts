@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { IpcamError } from '../lib/errors';
 import { StreamSupervisor, type StreamState } from '../lib/stream/supervisor';
 import { DeviceClient } from '../lib/transport/client';
-import { waitFor } from './helpers';
+import { expectQuiet, waitFor } from './helpers';
 import { drip, RawDevice, type Script } from './raw-device';
 
 const PATH = '/cgi-bin/admin/detection?type=motion';
@@ -74,8 +74,12 @@ describe('streams through dispatch() against hostile devices (raw sockets)', fun
   it('stop() while the headers drip releases the socket at once', async function () {
     await start((socket) => drip(socket, HEAD, 100), { timeout: 10_000 });
     await waitFor('the request at the device', () => device?.requests.length === 1);
+    assert.ok(device);
+    expectQuiet(device.requests, 'a second request while the headers drip');
+    const dripping = expectQuiet(states, 'a state while the headers drip');
     await sleep(300);
     assert.deepEqual(states, ['connecting']);
+    dripping.end();
     await stopsClean();
     assert.deepEqual(states, ['connecting', 'stopped']);
   });

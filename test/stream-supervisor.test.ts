@@ -10,7 +10,7 @@ import { startSimulator, type Simulator, type StreamStyle } from '../lib/simulat
 import type { MultipartPart } from '../lib/cgi/multipart';
 import { StreamSupervisor, type StreamState, type StreamStateInfo, type SupervisorOptions } from '../lib/stream/supervisor';
 import { DeviceClient } from '../lib/transport/client';
-import { SIM_PASSWORD, SIM_USER, waitFor } from './helpers';
+import { expectQuiet, SIM_PASSWORD, SIM_USER, waitFor } from './helpers';
 
 const INPUT = '/cgi-bin/admin/input';
 const FIVE_MINUTES = 5 * 60_000;
@@ -352,6 +352,7 @@ describe('StreamSupervisor against the simulator', function () {
       await waitFor('auth-failed', () => rec.count('auth-failed') >= 1);
       const asked = requestsTo(INPUT);
       // No tight loop: nothing more reaches the device while the long pause runs.
+      expectQuiet(sim, 'a request during the long pause', (r) => r.path === INPUT);
       await sleep(300);
       assert.equal(requestsTo(INPUT), asked);
       assert.ok(asked <= 3, `${asked} requests for one attempt`);
@@ -397,8 +398,10 @@ describe('StreamSupervisor against the simulator', function () {
         await waitFor('unsupported', () => rec.count('unsupported') >= 1);
         const target = path.split('?')[0] as string;
         const asked = requestsTo(target);
+        const unsupported = expectQuiet(sim, 'no retry', (r) => r.path === target);
         await sleep(200);
         assert.equal(requestsTo(target), asked, 'no retry');
+        unsupported.end();
         assert.deepEqual(rec.names, ['connecting', 'unsupported']);
         const error = rec.infos('unsupported')[0]?.error;
         assert.equal(error?.code, 'EHTTP');
@@ -422,6 +425,9 @@ describe('StreamSupervisor against the simulator', function () {
         sim.state.io.style = { ...sim.state.io.style, quiet: true };
         const { rec } = supervise(ioMonitorPath('input', []), { backoff: { initial: 10, stableAfter: 50 }, flushDelay: 5 }, quick);
         await waitFor('connected', () => rec.count('connected') >= 1);
+        // Ended in the test: closing its client in the teardown ends the stream.
+        const reopened = expectQuiet(sim, 'a quiet stream was opened again', (r) => r.path === INPUT);
+        const ended = expectQuiet(rec.states, 'a quiet stream was ended', (s) => s.state !== 'stopped');
         await sleep(1500);
         assert.deepEqual(rec.names, ['connecting', 'connected']);
         assert.equal(accepted.count, 1);
@@ -431,6 +437,8 @@ describe('StreamSupervisor against the simulator', function () {
         await waitFor('the change', () => rec.io.length >= 1);
         assert.deepEqual(rec.io, ['IO2:/']);
         assert.equal(accepted.count, 1);
+        reopened.end();
+        ended.end();
       } finally {
         accepted.stop();
         await quick.close();
@@ -443,6 +451,8 @@ describe('StreamSupervisor against the simulator', function () {
         const { rec } = supervise(ioMonitorPath('input', []));
         await connectedWith(rec, ['IO1:L', 'IO2:L']);
         sim.state.io.streamFault('stall');
+        expectQuiet(sim, 'a stalled stream was opened again', (r) => r.path === INPUT);
+        expectQuiet(rec.states, 'a stalled stream was ended without a stall timeout', (s) => s.state !== 'stopped');
         await sleep(300);
         assert.deepEqual(rec.names, ['connecting', 'connected']);
         assert.equal(accepted.count, 1);
@@ -501,6 +511,7 @@ describe('StreamSupervisor against the simulator', function () {
         sim.state.io.setInput(1, false);
         const expected = [...initial(style), 'IO1:/', 'IO2:\\', 'IO1:\\'];
         await waitFor('every part', () => rec.io.length >= expected.length);
+        expectQuiet(rec.parts, 'a part after the last change');
         await sleep(50);
         assert.deepEqual(rec.io, expected);
         assert.deepEqual(
@@ -546,6 +557,7 @@ describe('StreamSupervisor against the simulator', function () {
       sim.state.io.style = { ...sim.state.io.style, halfOpen: true };
       const { rec } = supervise(ioMonitorPath('input', []));
       await connectedWith(rec, ['IO1:L', 'IO2:L']);
+      expectQuiet(rec.parts, 'a half-open stream sent a part after it opened');
       sim.state.io.setInput(1, true);
       await sleep(200);
       assert.deepEqual(rec.io, ['IO1:L', 'IO2:L']);
@@ -767,6 +779,7 @@ describe('StreamSupervisor against the simulator', function () {
       assert.equal(clientSocketsTo(sim.port).length, 1);
       await assertStopsClean(sup, before);
       const count = rec.parts.length;
+      expectQuiet(rec.parts, 'no part after stop()');
       await sleep(100);
       assert.equal(rec.parts.length, count, 'no part after stop()');
       assert.deepEqual(rec.names, ['connecting', 'connected', 'stopped']);

@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { io, type Socket } from 'socket.io-client';
 import { startSimulator, type Simulator } from '../lib/simulator';
+import { expectQuiet } from './helpers';
 import { ChildRuntime, type FlowNode } from './runtime-child';
 
 const USER = 'stranger-test';
@@ -93,7 +94,8 @@ describe('Dashboard 2 widgets and strangers: bare socket.io clients (no page)', 
     c.got.filter((g) => g.event === `msg-input:${id}`).map((g) => (g.data ?? {}) as Record<string, unknown>);
   const cameraViews = (c: Client, id: string): Array<Record<string, unknown>> => views(c, id).flatMap((d) => (typeof d['view'] === 'object' && d['view'] !== null ? [d['view'] as Record<string, unknown>] : []));
   const notices = (c: Client, id: string): string[] => views(c, id).flatMap((d) => (typeof d['notice'] === 'string' ? [d['notice']] : []));
-  const warnings = (c: Client): string[] => red.output.split('\n').filter((l) => l.includes('[warn]') && l.includes(`dashboard client ${c.socket.id ?? '?'}`));
+  const warningsOf = (socketId: string | undefined): string[] => red.output.split('\n').filter((l) => l.includes('[warn]') && l.includes(`dashboard client ${socketId ?? '?'}`));
+  const warnings = (c: Client): string[] => warningsOf(c.socket.id);
   /** Fires an inject node; a 404 is a flow still starting after a deploy, asked again. */
   const inject = async (id: string): Promise<void> => {
     const deadline = Date.now() + WAIT;
@@ -174,6 +176,9 @@ describe('Dashboard 2 widgets and strangers: bare socket.io clients (no page)', 
     await until('the stranger watches', () => views(stranger, 's0cam').length > 0 && views(stranger, 's0plates').length > 0);
     const flowBefore = actions().length;
     const ptzBefore = sim.state.ptz.log.length;
+    expectQuiet(other, 'the camera on no dashboard was asked');
+    expectQuiet(locked, 'another camera was asked', (r) => r.path === SNAPSHOT);
+    expectQuiet(sim.state.ptz.log, 'a PTZ command from a stranger');
     const picture = Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0]), Buffer.from(MARKER)]);
     const forgedRow = { plate: 'FORGED1', listType: 'whiteList', time: '2026-01-02T03:04:05.000Z', device: { name: 'Gate cam' } };
     const hostile: unknown[] = [
@@ -220,6 +225,9 @@ describe('Dashboard 2 widgets and strangers: bare socket.io clients (no page)', 
 
     // One warning per widget for this client, at once; the rest only counted.
     await until('the warnings', () => warnings(stranger).length >= 2);
+    // By its id: a closed client has none.
+    const strangerId = stranger.socket.id;
+    expectQuiet(() => warningsOf(strangerId).length, 'more than one warning per widget for this client');
     await sleep(1500);
     const lines = warnings(stranger);
     assert.equal(lines.filter((l) => l.includes('[ipcam-ui-camera:s0cam]')).length, 1, lines.join('\n'));
@@ -318,8 +326,10 @@ describe('Dashboard 2 widgets and strangers: bare socket.io clients (no page)', 
 
     // Fixed on the camera; another node's request gets an answer: the device is online again.
     locked.clearFaults();
+    const offline = expectQuiet(locked, 'an attempt before the device is online again', (r) => r.path === SNAPSHOT && r.headers['authorization'] !== undefined);
     await sleep(1500);
     assert.ok(logins(locked, since) <= 2, 'no attempt before the device is online again');
+    offline.end();
     await inject('s0wake');
     await until('a frame again', () => cameraViews(c, 's0lock').at(-1)?.['state'] === 'live');
   });
@@ -335,10 +345,12 @@ describe('Dashboard 2 widgets and strangers: bare socket.io clients (no page)', 
     const moves = (): string[] => sim.state.ptz.log.slice(from).map((p) => p.action);
     holder.action('s0cam', { action: 'press', move: 'Up' });
     await until('the move', () => moves().includes('Up'));
+    const waiting = expectQuiet(sim.state.ptz.log, 'the second press did not wait', (p) => p.action === 'Left');
     other2.action('s0cam', { action: 'press', move: 'Left' });
     await until('told why not', () => notices(other2, 's0cam').includes('another viewer is moving the camera'));
     await sleep(500);
     assert.deepEqual(moves(), ['Up'], 'the second press waits');
+    waiting.end();
 
     // Never released: the timed move stops the camera after 20 s, and the pad is free again.
     await until('the timed Stop', () => moves().includes('Stop'), 25000);

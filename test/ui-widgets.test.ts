@@ -12,6 +12,7 @@ import { type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { startSimulator, type Simulator } from '../lib/simulator';
 import { ChildRuntime, freePort, type FlowNode } from './runtime-child';
 import { launchBrowser, needBrowser } from './browser';
+import { expectQuiet } from './helpers';
 
 const USER = 'widget-user';
 const PASSWORD = 'Wdg-7f3a!pass';
@@ -122,6 +123,7 @@ describe('Dashboard 2 widgets: ipcam-ui-camera and ipcam-ui-plates (Chromium)', 
   });
 
   it('takes no snapshot while no dashboard client is connected', async function () {
+    expectQuiet(sim, 'a snapshot while no dashboard client is connected', (r) => r.path === '/jpg/image.jpg');
     await sleep(2000);
     assert.equal(snapshotRequests(sim), 0, red.output);
   });
@@ -159,8 +161,10 @@ describe('Dashboard 2 widgets: ipcam-ui-camera and ipcam-ui-plates (Chromium)', 
   it('stops asking when the last client leaves and fetches at most once per tick with three clients', async function () {
     await sleep(1000);
     const idle = snapshotRequests(sim);
+    const unwatched = expectQuiet(sim, 'no requests while nobody looks', (r) => r.path === '/jpg/image.jpg');
     await sleep(2000);
     assert.equal(snapshotRequests(sim), idle, 'no requests while nobody looks');
+    unwatched.end();
 
     const pages = [await open(), await open(), await open()];
     for (const p of pages) await p.locator('img.ipcam-ui-camera-image').waitFor({ state: 'visible', timeout: WAIT });
@@ -174,6 +178,7 @@ describe('Dashboard 2 widgets: ipcam-ui-camera and ipcam-ui-plates (Chromium)', 
     for (const p of pages) await p.close();
     await sleep(1000);
     const after = snapshotRequests(sim);
+    expectQuiet(sim, 'none once every page is closed', (r) => r.path === '/jpg/image.jpg');
     await sleep(2000);
     assert.equal(snapshotRequests(sim), after, 'none once every page is closed');
   });
@@ -191,6 +196,7 @@ describe('Dashboard 2 widgets: ipcam-ui-camera and ipcam-ui-plates (Chromium)', 
     await sleep(300);
     await page.mouse.up();
     await until('the Stop', () => ptz().slice(from).some((c) => c.action === 'Stop'));
+    const stopped = expectQuiet(sim, 'a PTZ command after the Stop', (r) => r.path.startsWith('/PtzControl'));
     await sleep(1500);
     assert.deepEqual(
       ptz()
@@ -198,6 +204,7 @@ describe('Dashboard 2 widgets: ipcam-ui-camera and ipcam-ui-plates (Chromium)', 
         .map((c) => c.action),
       ['Left', 'Stop'],
     );
+    stopped.end();
     await until('the actions as messages', () => actions().some((a) => JSON.stringify(a) === '{"action":"Stop"}'));
     assert.ok(actions().some((a) => JSON.stringify(a) === '{"action":"Left"}'));
 
@@ -231,6 +238,7 @@ describe('Dashboard 2 widgets: ipcam-ui-camera and ipcam-ui-plates (Chromium)', 
     await until('the move', () => ptz().slice(from).some((c) => c.action === 'Right'));
     await page.close();
     await until('the Stop', () => ptz().slice(from).some((c) => c.action === 'Stop'));
+    expectQuiet(sim, 'a PTZ command after the Stop of the closed tab', (r) => r.path.startsWith('/PtzControl'));
     await sleep(1000);
     assert.deepEqual(
       ptz()
