@@ -150,6 +150,8 @@ export interface XmlCall {
   control?: boolean;
   /** Safe to send twice (see `RequestOptions.repeatable`). */
   repeatable?: boolean;
+  /** false: not told to the client's `onOutcome` (see `RequestOptions.report`). */
+  report?: boolean;
 }
 
 /**
@@ -167,6 +169,7 @@ export async function xmlExchange(client: DeviceClient, call: XmlCall): Promise<
     onChunk: new ElementBudget(call.maxElements).push,
     ...(call.control && { control: true }),
     ...(call.repeatable && { repeatable: true }),
+    report: call.report,
     allowHttpError: true,
   });
   const ok = res.status >= 200 && res.status < 300;

@@ -1,6 +1,6 @@
 /** The protocol library: usable without Node-RED. */
 export { IpcamError, type IpcamErrorCode } from './errors';
-export { DeviceClient, type DeviceResponse, type DeviceStream, type RequestOptions, type StreamOptions } from './transport/client';
+export { DeviceClient, type ClientHooks, type DeviceResponse, type DeviceStream, type ExchangeOutcome, type RequestOptions, type StreamOptions } from './transport/client';
 export type { DeviceOptions } from './transport/options';
 export type { StreamBody, StreamSink } from './transport/stream-body';
 export type { AuthMode } from './transport/auth';

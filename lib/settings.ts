@@ -10,7 +10,9 @@ import { RELAY_SETTINGS } from './ops/relay';
 import { SNAPSHOT_FORMATS, SNAPSHOT_SOURCES } from './ops/snapshot';
 import { DISCOVERY_DURATION, DISCOVERY_INTERFACE, DISCOVERY_TARGETS } from './discovery/probe';
 import { DEDUP_WINDOW_MAX_S } from './events/dedup';
-import { GROUPS_SETTING, LIST_TYPES } from './events/filter';
+import { GROUPS_SETTING } from './events/filter';
+import { LIST_TYPES } from './events/parse';
+import { IMAGE_MODES } from './events/plate-message';
 import { EVENT_SERVER_SETTINGS } from './events/server';
 import { int, oneOf, optional, text, withDefault, type FieldLimits, type Param } from './params';
 import { OVERRIDES } from './payload';
@@ -76,7 +78,7 @@ export const NODE_SETTINGS: Record<string, Record<string, Param<unknown>>> = {
     lists: oneOf(LIST_TYPES),
     groups: GROUPS_SETTING,
     dedup: withDefault(int({ min: 0, max: DEDUP_WINDOW_MAX_S }), 0),
-    images: oneOf(['none', 'buffer', 'base64']),
+    images: oneOf(IMAGE_MODES),
   },
   'ipcam-detection-stream': { detection: oneOf(DETECTION_TYPES), groups: optional(IO_IDS), mode: oneOf(['stream', 'single']), emit: oneOf(['every', 'change', 'trigger']) },
   'ipcam-input-monitor': { kind: oneOf(IO_KINDS), ports: optional(IO_IDS) },

@@ -2,7 +2,6 @@ import { DeviceClient } from '../lib/transport/client';
 import { DeviceHealth } from '../lib/health/device-health';
 import { Heartbeat } from '../lib/health/heartbeat';
 import { heartbeatMs } from '../lib/health/heartbeat-setting';
-import { ObservedClient } from '../lib/health/observed-client';
 import { destinationChanges, resolveDeviceOptions, type DeviceOptions, type DestinationSetting } from '../lib/transport/options';
 import { identifyDevice } from '../lib/device-info';
 import { IpcamError } from '../lib/errors';
@@ -54,10 +53,10 @@ export = function register(RED: NodeAPI): void {
     this.host = (def.host ?? '').trim();
     const health = new DeviceHealth();
     this.health = health;
-    let client: ObservedClient | undefined;
+    let client: DeviceClient | undefined;
     let configError: IpcamError | undefined;
     try {
-      client = new ObservedClient(toDeviceOptions(def, this.credentials), health);
+      client = new DeviceClient(toDeviceOptions(def, this.credentials), health);
     } catch (err) {
       configError = err instanceof IpcamError ? err : new IpcamError('EINPUT', String(err));
       this.warn(`Device settings: ${configError.message}`);

@@ -2,9 +2,10 @@ import { createSocket } from 'node:dgram';
 import { isIP } from 'node:net';
 import { DedupWindow } from '../lib/events/dedup';
 import { LatestThrottle } from '../lib/events/throttle';
-import { fromDevice, groupFilter, hostAddresses, inGroups, listFilter, textMatcher } from '../lib/events/filter';
-import { decodeImage, imageBase64, type DevicePost, type PlateDetection } from '../lib/events/parse';
-import type { EventServerState, ReceivedPost } from '../lib/events/server';
+import { groupFilter, inGroups, listFilter, senderFilter } from '../lib/events/filter';
+import type { DevicePost, PlateDetection } from '../lib/events/parse';
+import { IMAGE_MODES, plateMessage } from '../lib/events/plate-message';
+import type { EventServerState } from '../lib/events/server';
 import { IpcamError } from '../lib/errors';
 import { setHttpPostConfig } from '../lib/ops/http-post';
 import type { DeviceConfigNode } from './device-config';
@@ -21,8 +22,6 @@ interface PlateEventDef extends NodeDef {
   images?: string;
 }
 
-type ImageMode = 'none' | 'buffer' | 'base64';
-
 /** Plate and keep-alive statuses: at most one a second, the latest shown (see `LatestThrottle`). */
 const POST_STATUS_INTERVAL_MS = 1000;
 
@@ -32,29 +31,6 @@ function clock(at: string | number): string {
   if (Number.isNaN(date.getTime())) return '--:--:--';
   const two = (n: number): string => String(n).padStart(2, '0');
   return `${two(date.getHours())}:${two(date.getMinutes())}:${two(date.getSeconds())}`;
-}
-
-function plateMessage(p: PlateDetection, sender: string, images: ImageMode): NodeMessage {
-  const payload: Record<string, unknown> = { plate: p.plate, listType: p.listType };
-  if (p.group !== undefined) payload['group'] = p.group;
-  if (p.owner !== undefined) payload['owner'] = p.owner;
-  if (p.direction !== undefined) payload['direction'] = p.direction;
-  if (p.confidence !== undefined) payload['confidence'] = p.confidence;
-  if (p.channel !== undefined) payload['channel'] = p.channel;
-  payload['time'] = p.time;
-  payload['device'] = p.device;
-  payload['sender'] = sender;
-  if (p.vehicle) payload['vehicle'] = p.vehicle;
-  if (images !== 'none') {
-    const pictures: Record<string, Buffer | string> = {};
-    for (const which of ['plate', 'scene'] as const) {
-      // base64 is passed on as posted once checked: decoding and encoding again gave the same text.
-      const image = images === 'buffer' ? decodeImage(p.images[which]) : imageBase64(p.images[which]);
-      if (image) pictures[which] = image;
-    }
-    payload['images'] = pictures;
-  }
-  return { topic: p.plate, payload };
 }
 
 function otherMessage(post: Exclude<DevicePost, PlateDetection>, sender: string): NodeMessage {
@@ -95,20 +71,13 @@ export = function register(RED: NodeAPI): void {
       this.error((err as Error).message);
       return;
     }
-    const images = (['none', 'buffer', 'base64'].includes(def.images ?? '') ? def.images : 'none') as ImageMode;
+    const images = IMAGE_MODES.find((mode) => mode === def.images) ?? 'none';
     const dedupMs = Math.max(0, Number(def.dedup) || 0) * 1000;
     // No window, no key: nothing is built per plate for a check that admits everything.
     const dedup = dedupMs > 0 ? new DedupWindow(dedupMs) : undefined;
     const deviceNode = def.device ? (RED.nodes.getNode(def.device) as DeviceConfigNode | null) : null;
-    // The device filter trusts the socket's address only: what a post says of its sender is the
-    // sender's own claim. A host name is resolved once; posts that arrive before that (right
-    // after deploy) are dropped, as they cannot be told to come from the device.
-    let deviceAddresses: Set<string> | undefined = deviceNode ? undefined : new Set();
-    if (deviceNode) void hostAddresses(deviceNode.host).then((a) => (deviceAddresses = a));
-
-    const matches = textMatcher(def.match ?? '');
-    const wanted = (post: DevicePost, received: ReceivedPost): boolean =>
-      (!deviceNode || (deviceAddresses !== undefined && fromDevice(deviceAddresses, received.remoteAddress))) && matches(post.device, received.remoteAddress);
+    // The device filter trusts the socket's address only: what a post says of its sender is the sender's own claim.
+    const wanted = senderFilter(deviceNode?.host, def.match ?? '');
 
     // Held as how to make the status: at hundreds of posts a second only the one shown each second is made.
     const postStatus = new LatestThrottle<() => NodeStatus>((make) => this.status(make()), POST_STATUS_INTERVAL_MS);
@@ -120,7 +89,7 @@ export = function register(RED: NodeAPI): void {
       },
       onPost: (received) => {
         for (const post of received.posts) {
-          if (!wanted(post, received)) continue;
+          if (!wanted(post.device, received.remoteAddress)) continue;
           if (post.kind === 'keepalive') {
             const time = post.time;
             postStatus.set(() => ({ fill: 'green', shape: 'dot', text: `alive ${clock(time)}` }));

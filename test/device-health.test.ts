@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { IpcamError } from '../lib/errors';
 import { DeviceHealth, type HealthChange } from '../lib/health/device-health';
 import { HEARTBEAT_DEFAULT_S, offlineWithinMs, RETRY_PROBE_MS } from '../lib/health/heartbeat-setting';
-import { ObservedClient } from '../lib/health/observed-client';
+import { DeviceClient } from '../lib/transport/client';
 import { DEFAULT_TIMEOUT } from '../lib/transport/options';
 import { ioMonitorPath } from '../lib/ops/io';
 import { startSimulator, type Simulator } from '../lib/simulator';
@@ -90,14 +90,14 @@ describe('device health', function () {
 
   describe('StreamSupervisor with the device health', function () {
     let sim: Simulator;
-    let client: ObservedClient;
+    let client: DeviceClient;
     let health: DeviceHealth;
     let sup: StreamSupervisor | undefined;
 
     beforeEach(async function () {
       sim = await startSimulator({ port: 0, username: SIM_USER, password: SIM_PASSWORD, auth: 'basic' });
       health = new DeviceHealth();
-      client = new ObservedClient({ host: sim.host, port: sim.port, username: SIM_USER, password: SIM_PASSWORD, auth: 'basic' }, health);
+      client = new DeviceClient({ host: sim.host, port: sim.port, username: SIM_USER, password: SIM_PASSWORD, auth: 'basic' }, health);
     });
     afterEach(async function () {
       await sup?.stop();

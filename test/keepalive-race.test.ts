@@ -8,7 +8,6 @@
  */
 import { strict as assert } from 'node:assert';
 import { DeviceHealth } from '../lib/health/device-health';
-import { ObservedClient } from '../lib/health/observed-client';
 import { runOperation } from '../lib/ops';
 import { reboot, uploadLanguage } from '../lib/ops/maintenance';
 import { listParams, removeParamGroup } from '../lib/ops/parameters';
@@ -206,7 +205,7 @@ describe('the keep-alive race: a device closing a reused connection before answe
     const health = new DeviceHealth();
     const changes: string[] = [];
     health.subscribe((c) => changes.push(c.state));
-    const client = await start({ mode: 'reused' }, (port) => new ObservedClient({ host: '127.0.0.1', port, username: 'u', password: 'p', auth: 'basic', timeout: 5000 }, health));
+    const client = await start({ mode: 'reused' }, (port) => new DeviceClient({ host: '127.0.0.1', port, username: 'u', password: 'p', auth: 'basic', timeout: 5000 }, health));
     for (let i = 0; i < 6; i++) await read(client);
     await setRelay(client, 1, true);
     await setRelay(client, 1, false);

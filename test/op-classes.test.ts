@@ -8,29 +8,21 @@
 import { strict as assert } from 'node:assert';
 import { chooseOperation, EDGE_RECORD_OPERATIONS, NODE_OPERATIONS, OP_CLASSES, REQUEST_OPERATIONS, runOperation } from '../lib/ops';
 import { SECRET_SHELL_CHARACTERS, SHELL_CHARACTERS } from '../lib/params';
-import { startSimulator, type Simulator } from '../lib/simulator';
-import { DeviceClient } from '../lib/transport/client';
-import { expectRejection, SIM_PASSWORD, SIM_USER } from './helpers';
+import type { Simulator } from '../lib/simulator';
+import type { DeviceClient } from '../lib/transport/client';
+import { expectRejection } from './helpers';
 import { DESIGN_CLASSES, ITEM_5, ITEM_5_ANSWERS, ITEM_5_LOCAL, SERVER_TESTS, SHELL_VALUES } from './op-classes-cases';
 import { requestOp as op, requestTarget } from './ops-helper';
+import { useSimulatorAndClient } from './ops-fixture';
 
 describe('operation classes and shell-safe server tests (library)', function () {
   let sim: Simulator;
   let client: DeviceClient;
 
-  before(async function () {
-    sim = await startSimulator({ port: 0, username: SIM_USER, password: SIM_PASSWORD });
+  useSimulatorAndClient((made) => ({ sim, client } = made));
+
+  before(function () {
     sim.state.serveTests.stepMs = 5;
-    client = new DeviceClient({ host: '127.0.0.1', port: sim.port, username: SIM_USER, password: SIM_PASSWORD });
-  });
-
-  after(async function () {
-    await client.close();
-    await sim.close();
-  });
-
-  beforeEach(function () {
-    sim.resetRequests();
   });
 
   describe('the table', function () {

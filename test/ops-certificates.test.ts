@@ -6,10 +6,11 @@
 import { strict as assert } from 'node:assert';
 import { chooseOperation, REQUEST_OPERATIONS, runOperation } from '../lib/ops';
 import { CERT_DUMP_MAX_LINES, parseCertificateDump, type CertificateInfo } from '../lib/ops/certificates';
-import { startSimulator, type Simulator } from '../lib/simulator';
-import { DeviceClient } from '../lib/transport/client';
-import { expectRejection, SIM_PASSWORD, SIM_USER } from './helpers';
+import type { Simulator } from '../lib/simulator';
+import type { DeviceClient } from '../lib/transport/client';
+import { expectRejection, SIM_PASSWORD } from './helpers';
 import { requestOp as op, requestTarget as target } from './ops-helper';
+import { useSimulatorAndClient } from './ops-fixture';
 
 const GOOD = { country: 'SE', state: 'Skane', locality: 'Lund', organization: 'Acme AB', unit: 'Gate control', commonName: 'cam1.example.com', days: 365 };
 
@@ -41,19 +42,7 @@ describe('operations: certificates', function () {
   let sim: Simulator;
   let client: DeviceClient;
 
-  before(async function () {
-    sim = await startSimulator({ port: 0, username: SIM_USER, password: SIM_PASSWORD });
-    client = new DeviceClient({ host: '127.0.0.1', port: sim.port, username: SIM_USER, password: SIM_PASSWORD });
-  });
-
-  after(async function () {
-    await client.close();
-    await sim.close();
-  });
-
-  beforeEach(function () {
-    sim.resetRequests();
-  });
+  useSimulatorAndClient((made) => ({ sim, client } = made));
 
   it('the entries are in the table: selfSignCertificate destructive, certificateInfo not', function () {
     assert.deepEqual([op('selfSignCertificate').destructive, op('selfSignCertificate').access, op('certificateInfo').destructive, op('certificateInfo').access], [true, 'admin', false, 'admin']);

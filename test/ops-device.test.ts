@@ -13,6 +13,7 @@ import { DeviceClient } from '../lib/transport/client';
 import { explainHttpPostFailure } from '../lib/ops/http-post';
 import { expectRejection, SIM_PASSWORD, SIM_USER } from './helpers';
 import { requestOp as op } from './ops-helper';
+import { useSimulatorAndClient } from './ops-fixture';
 
 const NS = 'http://www.ipc.com/ver10';
 const DECL = '<?xml version="1.0" encoding="UTF-8"?>\n';
@@ -21,18 +22,9 @@ describe('operations: XML device section', function () {
   let sim: Simulator;
   let client: DeviceClient;
 
-  before(async function () {
-    sim = await startSimulator({ port: 0, username: SIM_USER, password: SIM_PASSWORD });
-    client = new DeviceClient({ host: '127.0.0.1', port: sim.port, username: SIM_USER, password: SIM_PASSWORD });
-  });
-
-  after(async function () {
-    await client.close();
-    await sim.close();
-  });
+  useSimulatorAndClient((made) => ({ sim, client } = made));
 
   beforeEach(function () {
-    sim.resetRequests();
     sim.state.alarms.clear();
   });
 

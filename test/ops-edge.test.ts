@@ -9,12 +9,13 @@ import { strict as assert } from 'node:assert';
 import { runOperation, targetOf } from '../lib/ops';
 import { MAX_ANSWER_LINES, parseEventNames, parseListing, parseRecords, RECORD_LIMIT } from '../lib/ops/edge';
 import { localDateTime } from '../lib/params';
-import { startSimulator, type RecordedRequest, type Simulator } from '../lib/simulator';
+import type { RecordedRequest, Simulator } from '../lib/simulator';
 import { SNAPSHOT_JPEG } from '../lib/simulator/images';
 import { SimulatedRecords, type SimRecord } from '../lib/simulator/records';
-import { DeviceClient } from '../lib/transport/client';
-import { expectRejection, SIM_PASSWORD, SIM_USER } from './helpers';
+import type { DeviceClient } from '../lib/transport/client';
+import { expectRejection } from './helpers';
 import { edgeOp as op } from './ops-helper';
+import { useSimulatorAndClient } from './ops-fixture';
 
 const FOLDER = 'IPCamera585B69000001';
 
@@ -39,24 +40,11 @@ function expected(records: SimRecord[], filter: (r: SimRecord) => boolean = () =
 describe('operations: edge records and network storage', function () {
   let sim: Simulator;
   let client: DeviceClient;
-
-  before(async function () {
-    sim = await startSimulator({ port: 0, username: SIM_USER, password: SIM_PASSWORD });
-  });
-
-  after(async function () {
-    await sim.close();
-  });
+  // A fresh client each time: the MAC read once per client must not hide a request from a test.
+  useSimulatorAndClient((made) => ({ sim, client } = made), { clientPerTest: true });
 
   beforeEach(function () {
-    // A fresh client each time: the MAC read once per client must not hide a request from a test.
-    client = new DeviceClient({ host: '127.0.0.1', port: sim.port, username: SIM_USER, password: SIM_PASSWORD });
     sim.state.records = new SimulatedRecords();
-    sim.resetRequests();
-  });
-
-  afterEach(async function () {
-    await client.close();
   });
 
   /** Request targets the simulator accepted (authentication rounds left out). */

@@ -5,28 +5,17 @@
  */
 import { strict as assert } from 'node:assert';
 import { runOperation } from '../lib/ops';
-import { startSimulator, type Simulator } from '../lib/simulator';
-import { DeviceClient } from '../lib/transport/client';
-import { expectRejection, SIM_PASSWORD, SIM_USER } from './helpers';
+import type { Simulator } from '../lib/simulator';
+import type { DeviceClient } from '../lib/transport/client';
+import { expectRejection } from './helpers';
 import { requestOp as op, requestTarget as target } from './ops-helper';
+import { useSimulatorAndClient } from './ops-fixture';
 
 describe('operations: lens, climate, defog', function () {
   let sim: Simulator;
   let client: DeviceClient;
 
-  before(async function () {
-    sim = await startSimulator({ port: 0, username: SIM_USER, password: SIM_PASSWORD });
-    client = new DeviceClient({ host: '127.0.0.1', port: sim.port, username: SIM_USER, password: SIM_PASSWORD });
-  });
-
-  after(async function () {
-    await client.close();
-    await sim.close();
-  });
-
-  beforeEach(function () {
-    sim.resetRequests();
-  });
+  useSimulatorAndClient((made) => ({ sim, client } = made));
 
   describe('requests as the spec writes them', function () {
     const cases: Array<[string, unknown, string]> = [

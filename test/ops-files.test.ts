@@ -8,29 +8,18 @@ import { strict as assert } from 'node:assert';
 import { IpcamError } from '../lib/errors';
 import { chooseOperation, contextFor, REQUEST_OPERATIONS, runOperation } from '../lib/ops';
 import { FILE_DATA_MAX, FILE_PATH_MAX } from '../lib/ops/files';
-import { startSimulator, type Simulator } from '../lib/simulator';
+import type { Simulator } from '../lib/simulator';
 import { MAX_SIM_FILES } from '../lib/simulator/files';
-import { DeviceClient, MAX_TARGET } from '../lib/transport/client';
-import { expectRejection, SIM_PASSWORD, SIM_USER } from './helpers';
+import { MAX_TARGET, type DeviceClient } from '../lib/transport/client';
+import { expectRejection } from './helpers';
 import { requestOp as op, requestTarget as target } from './ops-helper';
+import { useSimulatorAndClient } from './ops-fixture';
 
 describe('operations: readFile, writeFile', function () {
   let sim: Simulator;
   let client: DeviceClient;
 
-  before(async function () {
-    sim = await startSimulator({ port: 0, username: SIM_USER, password: SIM_PASSWORD });
-    client = new DeviceClient({ host: '127.0.0.1', port: sim.port, username: SIM_USER, password: SIM_PASSWORD });
-  });
-
-  after(async function () {
-    await client.close();
-    await sim.close();
-  });
-
-  beforeEach(function () {
-    sim.resetRequests();
-  });
+  useSimulatorAndClient((made) => ({ sim, client } = made));
 
   describe('requests as the spec writes them', function () {
     const cases: Array<[string, unknown, string]> = [

@@ -9,10 +9,11 @@ import { createHash } from 'node:crypto';
 import { REQUEST_OPERATIONS, chooseOperation, runOperation, targetOf } from '../lib/ops';
 import { FIRMWARE_POLLING, attachmentName, parseProgress } from '../lib/ops/maintenance';
 import type { FieldLimits } from '../lib/params';
-import { startSimulator, type Simulator } from '../lib/simulator';
+import type { Simulator } from '../lib/simulator';
 import { DeviceClient } from '../lib/transport/client';
 import { expectRejection, SIM_PASSWORD, SIM_USER } from './helpers';
 import { requestOp as op } from './ops-helper';
+import { useSimulatorAndClient } from './ops-fixture';
 
 const MiB = 1024 * 1024;
 /**
@@ -43,18 +44,9 @@ describe('operations: maintenance', function () {
   let client: DeviceClient;
   const polling = { ...FIRMWARE_POLLING };
 
-  before(async function () {
-    sim = await startSimulator({ port: 0, username: SIM_USER, password: SIM_PASSWORD });
-    client = new DeviceClient({ host: '127.0.0.1', port: sim.port, username: SIM_USER, password: SIM_PASSWORD });
-  });
-
-  after(async function () {
-    await client.close();
-    await sim.close();
-  });
+  useSimulatorAndClient((made) => ({ sim, client } = made));
 
   beforeEach(function () {
-    sim.resetRequests();
     sim.clearFaults();
     // A quick device and quick polls: the bounds are the same code, shortened.
     sim.state.maintenance.upgradeMs = 400;

@@ -17,6 +17,7 @@ import { DeviceClient } from '../lib/transport/client';
 import { rtspAuthMode } from '../lib/transport/rtsp';
 import { expectRejection, fixture, SIM_PASSWORD, SIM_USER, waitFor } from './helpers';
 import { requestOp as op } from './ops-helper';
+import { useSimulatorAndClient } from './ops-fixture';
 
 const EXPECTED_MEDIA = [
   { type: 'video', codec: 'H264', clockRate: 90000, control: 'trackID=1' },
@@ -27,18 +28,9 @@ describe('operations: audio and RTSP', function () {
   let sim: Simulator;
   let client: DeviceClient;
 
-  before(async function () {
-    sim = await startSimulator({ port: 0, username: SIM_USER, password: SIM_PASSWORD });
-    client = new DeviceClient({ host: '127.0.0.1', port: sim.port, username: SIM_USER, password: SIM_PASSWORD });
-  });
-
-  after(async function () {
-    await client.close();
-    await sim.close();
-  });
+  useSimulatorAndClient((made) => ({ sim, client } = made));
 
   beforeEach(function () {
-    sim.resetRequests();
     sim.state.media.rtspRequests.length = 0;
     sim.state.media.rtspSilent = false;
     sim.state.params.set(RTSP_PORT_PARAM, String(sim.rtspPort));

@@ -7,11 +7,12 @@
 import { strict as assert } from 'node:assert';
 import { addParamGroup as addGroupFn, listParams as listFn, removeParamGroup as removeGroupFn, updateParams as updateFn } from '../lib/ops/param-calls';
 import { chooseOperation, REQUEST_OPERATIONS, runOperation } from '../lib/ops';
-import { startSimulator, type Simulator } from '../lib/simulator';
+import type { Simulator } from '../lib/simulator';
 import { DeviceClient } from '../lib/transport/client';
-import { expectRejection, SIM_PASSWORD, SIM_USER } from './helpers';
+import { expectRejection, SIM_PASSWORD } from './helpers';
 import { RawDevice } from './raw-device';
 import { requestOp as op, requestTarget as target } from './ops-helper';
+import { useSimulatorAndClient } from './ops-fixture';
 
 /**
  * The figures docs/operations.md gives, written here and not taken from lib/ops (the simulator
@@ -23,19 +24,7 @@ describe('operations: parameters', function () {
   let sim: Simulator;
   let client: DeviceClient;
 
-  before(async function () {
-    sim = await startSimulator({ port: 0, username: SIM_USER, password: SIM_PASSWORD });
-    client = new DeviceClient({ host: '127.0.0.1', port: sim.port, username: SIM_USER, password: SIM_PASSWORD });
-  });
-
-  after(async function () {
-    await client.close();
-    await sim.close();
-  });
-
-  beforeEach(function () {
-    sim.resetRequests();
-  });
+  useSimulatorAndClient((made) => ({ sim, client } = made));
 
   it('the four entries are in the table with their access level and destructive flag', function () {
     assert.deepEqual(

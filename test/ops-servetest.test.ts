@@ -12,10 +12,11 @@ import { WITHHELD_LINE } from '../lib/echo';
 import { IpcamError } from '../lib/errors';
 import { contextFor, runOperation } from '../lib/ops';
 import { DEFAULT_MESSAGE, DEFAULT_SUBJECT, FTP_TEST_DATA, httpCodeOf, LOG_POLL_MS, logVerdict, secretForms, storageTestOk } from '../lib/ops/servetest';
-import { startSimulator, type RecordedRequest, type Simulator } from '../lib/simulator';
-import { DeviceClient } from '../lib/transport/client';
-import { expectRejection, SIM_PASSWORD, SIM_USER, waitFor } from './helpers';
+import type { RecordedRequest, Simulator } from '../lib/simulator';
+import type { DeviceClient } from '../lib/transport/client';
+import { expectRejection, SIM_PASSWORD, waitFor } from './helpers';
 import { requestOp as op, requestTarget as target } from './ops-helper';
+import { useSimulatorAndClient } from './ops-fixture';
 
 /** The requests the device accepted (a Digest challenge answered first is not one), as path?rawQuery. */
 function accepted(sim: Simulator): string[] {
@@ -38,18 +39,9 @@ describe('operations: server tests', function () {
   let sim: Simulator;
   let client: DeviceClient;
 
-  before(async function () {
-    sim = await startSimulator({ port: 0, username: SIM_USER, password: SIM_PASSWORD });
-    client = new DeviceClient({ host: '127.0.0.1', port: sim.port, username: SIM_USER, password: SIM_PASSWORD });
-  });
-
-  after(async function () {
-    await client.close();
-    await sim.close();
-  });
+  useSimulatorAndClient((made) => ({ sim, client } = made));
 
   beforeEach(function () {
-    sim.resetRequests();
     sim.state.serveTests.hang = false;
     sim.state.serveTests.echoPasswords = false;
   });

@@ -2,9 +2,7 @@ import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { optional, text } from '../params';
 import { PLATE_RULES } from '../ops/plate-input';
-import type { EventDevice, ListType } from './parse';
-
-export const LIST_TYPES: readonly ListType[] = ['whiteList', 'blackList', 'temporaryList', 'strangerList', 'unknown'];
+import { LIST_TYPES, type EventDevice, type ListType } from './parse';
 
 /** One recorder group name of the `groups` setting: at most what a device stores as a plate group. */
 export const GROUP_NAME_MAX = PLATE_RULES.group.max;
@@ -43,7 +41,7 @@ export function listFilter(value: unknown): Set<ListType> | undefined {
     .map((v) => String(v).trim())
     .filter((v) => v !== '');
   if (entries.length === 0) return undefined;
-  const unknown = entries.find((v) => !LIST_TYPES.includes(v as ListType));
+  const unknown = entries.find((v) => !(LIST_TYPES as readonly string[]).includes(v));
   if (unknown) throw new Error(`Unknown list type "${unknown}": use ${LIST_TYPES.join(', ')}`);
   return new Set(entries as ListType[]);
 }
@@ -62,6 +60,20 @@ export function textMatcher(text: string): (device: EventDevice, remoteAddress: 
 
 function admitAll(): boolean {
   return true;
+}
+
+/**
+ * Which senders' posts a node takes: with a device `host`, those whose socket's address is the
+ * device's (`fromDevice`; a host name is resolved once, and posts that arrive before that, right
+ * after deploy, are dropped, as they cannot be told to come from the device); with a `match`
+ * text, those whose words match it (`textMatcher`). Neither: every post.
+ */
+export function senderFilter(host: string | undefined, match = ''): (device: EventDevice, remoteAddress: string) => boolean {
+  const matches = textMatcher(match);
+  if (host === undefined) return matches;
+  let addresses: Set<string> | undefined;
+  void hostAddresses(host).then((a) => (addresses = a));
+  return (device, remoteAddress) => addresses !== undefined && fromDevice(addresses, remoteAddress) && matches(device, remoteAddress);
 }
 
 /** The addresses a configured device host stands for (a name is resolved once), in canonical form. */

@@ -13,7 +13,9 @@ export interface EventDevice {
   ip: string;
 }
 
-export type ListType = 'whiteList' | 'blackList' | 'temporaryList' | 'strangerList' | 'unknown';
+/** The lists a plate may be on; `unknown`: on none the device knows of. */
+export const LIST_TYPES = ['whiteList', 'blackList', 'temporaryList', 'strangerList', 'unknown'] as const;
+export type ListType = (typeof LIST_TYPES)[number];
 
 /** Which way the vehicle moves: the documented `leave` and the posted `away` are one meaning. */
 export type Direction = 'approach' | 'away';
@@ -64,7 +66,8 @@ export interface OtherEvent {
 
 export type DevicePost = PlateDetection | KeepAlive | AlarmStatus | OtherEvent;
 
-const LIST_TYPES = new Set(['whiteList', 'blackList', 'temporaryList', 'strangerList']);
+/** The list types a post may name; `unknown` (or none) leaves the list to the plate's group. */
+const NAMED_LISTS: ReadonlySet<string> = new Set(LIST_TYPES.filter((t) => t !== 'unknown'));
 const DIRECTIONS: ReadonlyMap<string, Direction> = new Map([
   ['approach', 'approach'],
   ['away', 'away'],
@@ -298,7 +301,7 @@ interface RawPlate {
 }
 
 function plateFields(raw: RawPlate): PlateFields {
-  const listType = LIST_TYPES.has(raw.list ?? '') ? (raw.list as ListType) : listTypeOfGroup(raw.group);
+  const listType = NAMED_LISTS.has(raw.list ?? '') ? (raw.list as ListType) : listTypeOfGroup(raw.group);
   const out: PlateFields = { plate: raw.plate, listType, images: {} };
   if (raw.group) out.group = raw.group;
   if (raw.owner) out.owner = raw.owner;

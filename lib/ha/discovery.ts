@@ -3,7 +3,7 @@
  * `<prefix>/device/<object id>/config` with `dev`, `o`, availability and `cmps`, in the
  * abbreviations Home Assistant documents (`p`, `uniq_id`, `stat_t`, `cmd_t`, `evt_typ`, `img_t`...).
  */
-import { LIST_TYPES } from '../events/filter';
+import { LIST_TYPES } from '../events/parse';
 import { PLATE_RULES } from '../ops/plate-input';
 import { haEntities, platformOfKey, type HaEntity, type HaPlatform } from './entities';
 import type { HaSettings } from './settings';

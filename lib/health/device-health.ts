@@ -1,4 +1,5 @@
 import type { IpcamError } from '../errors';
+import type { ClientHooks, ExchangeOutcome } from '../transport/client';
 
 /** What is known of a device's reachability, from its users' exchanges and its heartbeat. */
 export type HealthState = 'online' | 'offline' | 'auth-failed' | 'unknown';
@@ -57,9 +58,11 @@ export type HealthListener = (change: HealthChange) => void;
 /**
  * The health state machine of one device: fed by outcomes, it changes state and tells its
  * listeners once per change. `online` on any answer; `auth-failed` at once on a refused
- * password; `offline` after FAILURES_BEFORE_OFFLINE unreachable outcomes in a row.
+ * password; `offline` after FAILURES_BEFORE_OFFLINE unreachable outcomes in a row. It is the
+ * hooks of the device's client (`new DeviceClient(options, health)`): every exchange of every
+ * node that uses the device feeds it; the heartbeat feeds its own probes (`report: false`).
  */
-export class DeviceHealth {
+export class DeviceHealth implements ClientHooks {
   private current: HealthState = 'unknown';
   private previousState: HealthState = 'unknown';
   private changedAt: Date;
@@ -97,6 +100,11 @@ export class DeviceHealth {
   subscribe(listener: HealthListener): () => void {
     this.listeners.add(listener);
     return () => void this.listeners.delete(listener);
+  }
+
+  onOutcome(outcome: ExchangeOutcome): void {
+    if (outcome.ok) this.succeeded();
+    else this.failed(outcome.error);
   }
 
   /** An exchange succeeded (the device answered). */

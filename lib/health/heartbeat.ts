@@ -7,14 +7,11 @@ import type { DeviceHealth, HealthInfo } from './device-health';
 import { RETRY_PROBE_MS } from './heartbeat-setting';
 
 let openHeartbeats = 0;
-
-/** The probe requests' signals: the heartbeat reports their outcome itself (see ObservedClient). */
-export interface SelfReporting {
-  readonly selfReported: WeakSet<AbortSignal>;
-}
+const UNREPORTED = Object.freeze({ report: false });
 
 export interface HeartbeatOptions {
-  client: DeviceClient & SelfReporting;
+  /** The device's client, `health` its hooks: the probes are sent `report: false` and told by the heartbeat itself. */
+  client: DeviceClient;
   health: DeviceHealth;
   /** ms between reads while the device is online (0 = no heartbeat). */
   interval: number;
@@ -116,7 +113,6 @@ export class Heartbeat {
     }
     const controller = new AbortController();
     this.inFlight = controller;
-    this.opts.client.selfReported.add(controller.signal);
     try {
       const info = await this.read(controller.signal);
       if (controller.signal.aborted) return;
@@ -132,17 +128,20 @@ export class Heartbeat {
     if (!this.closed && !this.timer) this.schedule(this.nextDelay());
   }
 
-  /** The identity when it is wanted, else the cheapest read of the device's interface. */
+  /**
+   * The identity when it is wanted, else the cheapest read of the device's interface. Its
+   * requests are not reported by the client: `beat` tells the health once the whole answer is read.
+   */
   private async read(signal: AbortSignal): Promise<HealthInfo | undefined> {
     const { client } = this.opts;
     if (this.needIdentity || !this.identity) {
-      const identity = await identifyDevice(client, signal);
+      const identity = await identifyDevice(client, signal, UNREPORTED);
       this.identity = identity.interface;
       this.needIdentity = false;
       return infoOf(identity);
     }
-    if (this.identity === 'xml') await getDeviceInfo(client, signal);
-    else await listParams(client, ['Brand'], { level: 'admin', signal });
+    if (this.identity === 'xml') await getDeviceInfo(client, signal, UNREPORTED);
+    else await listParams(client, ['Brand'], { level: 'admin', signal, ...UNREPORTED });
     return undefined;
   }
 }

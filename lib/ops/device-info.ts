@@ -2,7 +2,7 @@ import { withoutEmpty } from '../object';
 import { shape } from '../params';
 import type { DeviceClient } from '../transport/client';
 import { child, toTyped, type XmlElement, type XmlValue } from '../xml/codec';
-import { runOp } from './runner';
+import { runOp, type Reporting } from './runner';
 import { defineOp, type Operation } from './types';
 
 /** GetDeviceInfo: asked with GET, no body (spec 4.7). */
@@ -64,6 +64,6 @@ export const deviceInfoOp = defineOp({
 /** The device information calls of the library, run by the one runner; not offered by ipcam-request. */
 export const DEVICE_INFO_OPERATIONS: readonly Operation[] = [deviceInfoOp];
 
-export function getDeviceInfo(client: DeviceClient, signal?: AbortSignal): Promise<XmlDeviceInfo> {
-  return runOp(client, deviceInfoOp, {}, { signal });
+export function getDeviceInfo(client: DeviceClient, signal?: AbortSignal, reporting: Reporting = {}): Promise<XmlDeviceInfo> {
+  return runOp(client, deviceInfoOp, {}, { ...reporting, signal });
 }

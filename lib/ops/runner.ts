@@ -14,7 +14,7 @@ import type { DeviceClient, RequestOptions } from '../transport/client';
 import type { XmlElement } from '../xml/codec';
 import { repeatableClass, type OpClass, type OpContext, type OpRequest, type OpResult, type Operation } from './types';
 
-export interface RunOptions {
+export interface RunOptions extends Reporting {
   signal?: AbortSignal | undefined;
   /** Progress of long operations (upload, firmware), 0-100. */
   onProgress?: (percent: number, stage: string) => void;
@@ -23,6 +23,11 @@ export interface RunOptions {
    * one are withheld, like those holding the device's own credentials. `runOperation` fills it.
    */
   secrets?: readonly string[];
+}
+
+/** Whether the client tells its `onOutcome` how the call's requests ended (see `RequestOptions.report`; default true). */
+export interface Reporting {
+  report?: boolean;
 }
 
 /** The request target of a CGI or XML request: path and encoded query. */
@@ -37,7 +42,7 @@ export { cgiAnswer } from '../answer';
  *   `repeatableClass`); otherwise only those that say so (`OpRequest.repeatable`).
  */
 export function contextFor(client: DeviceClient, options: RunOptions = {}, repeatable = false): OpContext {
-  return new RunContext(client, options.signal, options.secrets ?? [], options.onProgress, repeatable);
+  return new RunContext(client, options.signal, options.secrets ?? [], options.onProgress, repeatable, options.report);
 }
 
 /**
@@ -53,6 +58,8 @@ class RunContext implements OpContext {
     private readonly onProgress: RunOptions['onProgress'],
     /** See `contextFor`. */
     private readonly repeatable: boolean,
+    /** See `RunOptions.report`. */
+    private readonly report: boolean | undefined,
   ) {}
 
   cgi(request: OpRequest): Promise<CgiAnswer> {
@@ -72,6 +79,7 @@ class RunContext implements OpContext {
     if (request.control) opts.control = true;
     if (request.allowHttpError) opts.allowHttpError = true;
     if (this.repeatable || request.repeatable) opts.repeatable = true;
+    opts.report = this.report;
     const ctx: AnswerContext = { what: request.what ?? `request ${request.path}`, names: request.names ?? [], secrets: withSecrets(this.carried, request.secrets) };
     if (request.content) ctx.content = true;
     if (request.groups) ctx.groups = true;
@@ -88,6 +96,7 @@ class RunContext implements OpContext {
       ...(request.maxBytes !== undefined && { maxBytes: request.maxBytes }),
       ...(request.maxElements !== undefined && { maxElements: request.maxElements }),
       ...((this.repeatable || request.repeatable) && { repeatable: true }),
+      report: this.report,
       secrets: withSecrets(this.carried, request.secrets),
     });
   }

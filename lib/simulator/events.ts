@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
 import { inputError, IpcamError } from '../errors';
 import { transportError } from '../transport/transport-error';
+import { LIST_TYPES, type ListType } from '../events/parse';
 import { buildXml, child, xml, XML_NS, type XmlElement, type XmlNode } from '../xml/codec';
 import type { Route, SimContext } from './context';
 import { PLATE_JPEG, SNAPSHOT_JPEG } from './images';
@@ -22,7 +23,7 @@ import type { HttpPostConfig, SimulatorState } from './state';
 
 export type EventFormat = 'ipc' | 'nvr';
 export type EventKind = 'plate' | 'keepalive' | 'alarmStatus' | 'tracking';
-export type EventListType = 'whiteList' | 'blackList' | 'temporaryList' | 'strangerList' | 'unknown';
+export type EventListType = ListType;
 
 /** Who posts: a camera names itself with name/mac/sn, a recorder with name/ip/mac. */
 export interface EventIdentity {
@@ -450,7 +451,6 @@ export interface StartPostingOptions extends PostEventOptions {
 
 const KINDS = new Set<EventKind>(['plate', 'keepalive', 'alarmStatus', 'tracking']);
 const FORMATS = new Set<EventFormat>(['ipc', 'nvr']);
-const LIST_TYPES = new Set<EventListType>(['whiteList', 'blackList', 'temporaryList', 'strangerList', 'unknown']);
 const MAX_COUNT = 1_000_000;
 const MAX_RATE = 100_000;
 const MAX_CONCURRENCY = 256;
@@ -656,7 +656,7 @@ export function checkPostOptions(value: unknown): PostEventOptions {
   };
   if (o['kind'] !== undefined && !KINDS.has(o['kind'] as EventKind)) throw inputError(`kind must be one of ${[...KINDS].join(', ')}`);
   if (o['format'] !== undefined && !FORMATS.has(o['format'] as EventFormat)) throw inputError(`format must be one of ${[...FORMATS].join(', ')}`);
-  if (o['listType'] !== undefined && !LIST_TYPES.has(o['listType'] as EventListType)) throw inputError(`listType must be one of ${[...LIST_TYPES].join(', ')}`);
+  if (o['listType'] !== undefined && !(LIST_TYPES as readonly unknown[]).includes(o['listType'])) throw inputError(`listType must be one of ${LIST_TYPES.join(', ')}`);
   if (o['epoch'] !== undefined && !['us', 'ms', 's'].includes(o['epoch'] as string)) throw inputError('epoch must be us, ms or s');
   if (o['smartType'] !== undefined && o['smartType'] !== 'VEHICE' && o['smartType'] !== 'VEHICLE') throw inputError('smartType must be VEHICE or VEHICLE');
   for (const key of ['url', 'direction', 'username', 'password', 'alarm']) str(key);

@@ -65,6 +65,24 @@ export interface RequestOptions {
    * Default false: such a call fails with ECONN saying it was not repeated. An upload never is.
    */
   repeatable?: boolean;
+  /**
+   * false: the client's `onOutcome` is not told how this request ended; its caller tells it
+   * itself (the heartbeat, once it has read the whole answer). Default true.
+   */
+  report?: boolean;
+}
+
+/** How an exchange ended, as `ClientHooks.onOutcome` is told it: resolved, or the error it failed with. */
+export type ExchangeOutcome = { ok: true } | { ok: false; error: IpcamError };
+
+/** What a client's owner is told of its exchanges. */
+export interface ClientHooks {
+  /**
+   * Told how each request and each stream opening ended (the device's health listens here).
+   * Not told what teaches nothing of the device: a call its caller aborted, a call refused or
+   * cut because the client closed (a redeploy), a request marked `report: false`.
+   */
+  onOutcome?(outcome: ExchangeOutcome): void;
 }
 
 export interface DeviceResponse {
@@ -175,7 +193,10 @@ export class DeviceClient {
   private secretList: readonly string[] | undefined;
   private resentCount = 0;
 
-  constructor(options: DeviceOptions) {
+  constructor(
+    options: DeviceOptions,
+    private readonly hooks: ClientHooks = {},
+  ) {
     this.options = resolveDeviceOptions(options);
     this.auth = new DeviceAuth(this.options.auth, { username: this.options.username, password: this.options.password });
   }
@@ -205,7 +226,35 @@ export class DeviceClient {
     return this.secretList;
   }
 
-  async request(opts: RequestOptions): Promise<DeviceResponse> {
+  request(opts: RequestOptions): Promise<DeviceResponse> {
+    return this.told(this.call(opts), opts.signal, opts.report !== false);
+  }
+
+  /** Opens a never-ending response (multipart streams) on its own connection. */
+  openStream(opts: StreamOptions): Promise<DeviceStream> {
+    return this.told(this.open(opts), opts.signal, true);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await Promise.all([this.mainLane?.close(), this.controlLane?.close(), ...[...(this.streams ?? [])].map((close) => close())]);
+  }
+
+  /** Tells `onOutcome` how the call ended, unless it teaches nothing (see `ClientHooks.onOutcome`). */
+  private async told<T>(call: Promise<T>, signal: AbortSignal | undefined, report: boolean): Promise<T> {
+    if (!report || !this.hooks.onOutcome) return call;
+    try {
+      const result = await call;
+      this.hooks.onOutcome({ ok: true });
+      return result;
+    } catch (err) {
+      if (!signal?.aborted && !this.closed && err instanceof IpcamError) this.hooks.onOutcome({ ok: false, error: err });
+      throw err;
+    }
+  }
+
+  private async call(opts: RequestOptions): Promise<DeviceResponse> {
     this.assertOpen();
     checkTarget(opts.path);
     if (opts.probe !== undefined) checkTarget(opts.probe);
@@ -254,8 +303,7 @@ export class DeviceClient {
     }
   }
 
-  /** Opens a never-ending response (multipart streams) on its own connection. */
-  async openStream(opts: StreamOptions): Promise<DeviceStream> {
+  private async open(opts: StreamOptions): Promise<DeviceStream> {
     this.assertOpen();
     checkTarget(opts.path);
     // The connector is wrapped to keep the socket, so that closing during a slow connect (an
@@ -300,12 +348,6 @@ export class DeviceClient {
     } finally {
       deadline.clear();
     }
-  }
-
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    await Promise.all([this.mainLane?.close(), this.controlLane?.close(), ...[...(this.streams ?? [])].map((close) => close())]);
   }
 
   /**

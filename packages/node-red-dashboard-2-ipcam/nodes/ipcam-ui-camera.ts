@@ -285,7 +285,7 @@ function camera(RED: NodeAPI, node: Node, def: CameraDef): void {
     else if (p === 'resume') ticker.resume();
     else if (Buffer.isBuffer(p)) deliver({ ok: true, frame: { image: p, contentType: typeof msg['contentType'] === 'string' && /^image\/(jpeg|png)$/.test(msg['contentType']) ? msg['contentType'] : 'image/jpeg' }, at: Date.now() });
     else if (typeof p === 'object' && p !== null && typeof (p as Record<string, unknown>)['plate'] === 'string') {
-      lastPlate = plateRow(p as Record<string, unknown>);
+      lastPlate = plateRow(p);
       if (def.showPlates) publish();
       return;
     }

@@ -1,20 +1,20 @@
 /**
  * ipcam-ui-plates: the last plates on a Dashboard 2 page (time, plate, list type, camera,
  * crop), live; a click on a row sends that event on. Fed by ipcam-plate-event messages, by its
- * own event server (optionally only one device's posts), or both; only the columns shown go to
- * the browser (lib-free: ui-plate-row.ts picks them). A browser may only watch and select a row
+ * own event server (optionally only one device's posts: plate-event's filter and message, from
+ * lib/events), or both; only the columns shown go to the browser (ui-plate-row.ts picks them). A browser may only watch and select a row
  * the server sent it (lib/widget-actions): the event that goes out is the one stored, never the
  * browser's copy. The rows outlive a redeploy of the widget (see keptRows).
  */
-import { fromDevice, hostAddresses } from 'node-red-contrib-ipcam/dist/lib/events/filter';
-import { imageBase64, type PlateDetection } from 'node-red-contrib-ipcam/dist/lib/events/parse';
+import { senderFilter } from 'node-red-contrib-ipcam/dist/lib/events/filter';
+import { plateMessage } from 'node-red-contrib-ipcam/dist/lib/events/plate-message';
 import type { ReceivedPost } from 'node-red-contrib-ipcam/dist/lib/events/server';
 import { checkRows, WIDGET_ROWS_MAX } from 'node-red-contrib-ipcam/dist/lib/widget-settings';
 import { platesAction, refused } from 'node-red-contrib-ipcam/dist/lib/widget-actions';
 import type { DeviceConfigNode } from 'node-red-contrib-ipcam/dist/nodes/device-config';
 import type { EventServerConfigNode } from 'node-red-contrib-ipcam/dist/nodes/event-config';
 import { Clients, registerWidget, serverEvent, type DashboardConnection } from './ui-dashboard';
-import { plateRow, type PlateRow } from './ui-plate-row';
+import { plateRow, type PlateRow, type PlatesView } from './ui-plate-row';
 import type { Node, NodeAPI, NodeDef, NodeMessage } from 'node-red-contrib-ipcam/dist/nodes/red';
 
 interface PlatesDef extends NodeDef {
@@ -95,7 +95,7 @@ function plates(RED: NodeAPI, node: Node, def: PlatesDef): void {
   if (rows[0]) node.status({ fill: 'green', shape: 'dot', text: `${rows[0].row.plate}`.slice(0, 20) });
   const clients = new Clients(() => undefined);
   // A client gets the whole list when it starts showing the widget, then each new row alone.
-  const view = (): { rows: Array<PlateRow & { id: number }>; count: number } => ({ rows: rows.map(({ id, row }) => ({ id, ...row })), count });
+  const view = (): PlatesView => ({ rows: rows.map(({ id, row }) => ({ id, ...row })), count });
 
   const onAction = (conn: DashboardConnection, msg: unknown): string | undefined => {
     const asked = platesAction(msg);
@@ -120,7 +120,7 @@ function plates(RED: NodeAPI, node: Node, def: PlatesDef): void {
   const show = (event: NodeMessage, row: PlateRow): void => {
     const id = kept.nextId;
     rows.unshift({ id, row, msg: event });
-    clients.emit(event_, { add: { id, ...row }, count });
+    clients.emit(event_, { add: { id, ...row }, count } satisfies PlatesView);
     kept.nextId = (id % Number.MAX_SAFE_INTEGER) + 1;
     rows.length = Math.min(rows.length, count);
     node.status({ fill: 'green', shape: 'dot', text: `${rows[0]?.row.plate ?? ''}`.slice(0, 20) });
@@ -130,22 +130,20 @@ function plates(RED: NodeAPI, node: Node, def: PlatesDef): void {
     if (typeof p !== 'object' || p === null || typeof (p as Record<string, unknown>)['plate'] !== 'string') return;
     const { _msgid, ...event } = msg;
     void _msgid;
-    show(event, plateRow(p as Record<string, unknown>));
+    show(event, plateRow(p));
   };
 
-  // The device filter is plate-event's: by the socket's address alone, a host name resolved once
-  // (posts before that are dropped, as they cannot be told to come from the device).
-  let deviceAddresses: Set<string> | undefined = deviceNode ? undefined : new Set();
-  if (deviceNode) void hostAddresses(deviceNode.host).then((a) => (deviceAddresses = a));
+  // The device filter is plate-event's (see senderFilter).
+  const wanted = senderFilter(deviceNode?.host);
   const onPost = (received: ReceivedPost): void => {
-    if (deviceNode && (deviceAddresses === undefined || !fromDevice(deviceAddresses, received.remoteAddress))) return;
     for (const post of received.posts) {
-      if (post.kind !== 'plate') continue;
-      const payload = plateEventPayload(post, received.remoteAddress);
-      const row = plateRow(payload);
+      if (post.kind !== 'plate' || !wanted(post.device, received.remoteAddress)) continue;
+      // plate-event's message with the crop as base64 (the scene picture is left out: the widget never shows it).
+      const event = plateMessage(post, received.remoteAddress, 'base64', ['plate']);
+      const row = plateRow(event.payload);
       // A crop too big to show is not kept for the click either: each row stays as small as its view.
-      if (row.crop === undefined) payload['images'] = {};
-      show({ topic: post.plate, payload }, row);
+      if (row.crop === undefined) event.payload.images = {};
+      show(event, row);
     }
   };
   // Without Dashboard 2 the widget takes no part: it listens to no server either.
@@ -165,15 +163,4 @@ function plates(RED: NodeAPI, node: Node, def: PlatesDef): void {
     if (removed) keptRows.delete(node.id);
     done();
   });
-}
-
-/**
- * A plate the widget's own server received, as the event a click sends on: plate-event's
- * message with the crop as base64 (the scene picture is left out: the widget never shows it).
- */
-function plateEventPayload(p: PlateDetection, sender: string): Record<string, unknown> {
-  const { kind, images, ...fields } = p;
-  void kind;
-  const crop = imageBase64(images.plate);
-  return { ...fields, sender, images: crop === undefined ? {} : { plate: crop } };
 }

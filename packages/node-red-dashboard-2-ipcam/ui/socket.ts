@@ -6,6 +6,10 @@
  * event) to the watching clients only; Dashboard's own empty `msg-input` of a wired message
  * carries nothing and is ignored.
  */
+import type { ListType } from '../nodes/ui-plate-row';
+
+export type { ListType, PlateRow, PlatesView, ShownPlateRow } from '../nodes/ui-plate-row';
+
 export interface DashboardSocket {
   connected?: boolean;
   emit(event: string, ...args: unknown[]): unknown;
@@ -42,22 +46,13 @@ export function linkWidget<T extends object>(socket: DashboardSocket, id: string
   };
 }
 
-export const LIST_LABELS: Record<string, string> = {
+export const LIST_LABELS: Readonly<Record<ListType, string>> = {
   whiteList: 'allow list',
   blackList: 'block list',
   temporaryList: 'temporary list',
   strangerList: 'stranger list',
   unknown: 'no list',
 };
-
-export interface PlateRow {
-  id?: number;
-  time: string;
-  plate: string;
-  listType: string;
-  camera: string;
-  crop?: string;
-}
 
 const two = (n: number): string => String(n).padStart(2, '0');
 
