@@ -3,6 +3,7 @@ import { oneLine } from '../lib/echo';
 import { IpcamError } from '../lib/errors';
 import { withoutSecretParams } from '../lib/ops';
 import { OVERRIDES, checkPayloadKeys } from '../lib/payload';
+import { settingsProblem } from '../lib/settings';
 import { failureLine, failureMessage, type DeviceLabel } from '../lib/refusal';
 import { cleared, deviceState, failed, requesting, type Status } from '../lib/status';
 import type { DeviceClient } from '../lib/transport/client';
@@ -31,8 +32,13 @@ export function handleInput(
   node: Node,
   deviceId: string | undefined,
   run: (msg: NodeMessage, client: DeviceClient, signal: AbortSignal, target: DeviceTarget) => Promise<Status>,
-  settings: { overrides?: unknown } = {},
+  settings: Readonly<Record<string, unknown>> = {},
+  checkSettings: () => IpcamError | undefined = () => undefined,
 ): void {
+  // Settings are checked on deploy (DESIGN): one out of its rules is a red status naming it and
+  // the nearest valid value, and every message gets that same EINPUT, with nothing sent.
+  const refused = settingsProblem(node.type, settings) ?? checkSettings();
+  if (refused) return refuseEveryInput(node, refused);
   const inFlight = new Set<Promise<void>>();
   let closing = false;
   let requests = 0;
@@ -100,6 +106,16 @@ export function handleInput(
     // through msg.device is released by each request as it settles.
     release?.(Promise.allSettled(inFlight));
     inFlight.clear();
+    node.status(cleared());
+    done();
+  });
+}
+
+/** A node whose settings are refused: the red status stays, and each message gets the refusal. */
+function refuseEveryInput(node: Node, refused: IpcamError): void {
+  node.status(failed(refused));
+  node.on('input', (msg, _send, done) => reportFailure(node, msg, refused, done));
+  node.on('close', (_removed, done) => {
     node.status(cleared());
     done();
   });

@@ -17,7 +17,7 @@ export = function register(RED: NodeAPI): void {
       if (!change) throw inputError('msg.payload must be { plate, group?, owner?, phone?, begin?, end? }');
       msg.payload = await modifyPlate(client, { group: def.group || undefined, ...change }, { signal });
       return plateModified();
-    });
+    }, def);
   }
   RED.nodes.registerType('ipcam-plate-modify', IpcamPlateModifyNode as (this: never, def: never) => void);
 };

@@ -20,7 +20,7 @@ export = function register(RED: NodeAPI): void {
         this.warn(`${report.failed.length} plates could not be synced: ${report.failed.slice(0, 5).map((f) => `${echo(f.plate)} (${f.action}: ${f.error})`).join(', ')}`);
       }
       return synced({ added: report.added.length, modified: report.modified.length, removed: report.removed.length, failed: report.failed.length }, report.dryRun);
-    });
+    }, def);
   }
   RED.nodes.registerType('ipcam-plate-sync', IpcamPlateSyncNode as (this: never, def: never) => void);
 };

@@ -1,5 +1,8 @@
 import { chooseOperation, runOperation, type Operation, type OpResult } from '../lib/ops';
+import { echo } from '../lib/echo';
 import { isBlank, isSecretField } from '../lib/params';
+import { refusedSetting } from '../lib/settings';
+import { nearest } from '../lib/suggest';
 import { handleInput, payloadObject } from './action';
 import { operationDone, progress, type Status } from '../lib/status';
 import type { Node, NodeAPI, NodeDef, NodeMessage } from './red';
@@ -90,7 +93,7 @@ export function registerOperationNode(RED: NodeAPI, type: string, table: Readonl
       });
       toMessage(msg, result);
       return operationDone((options.statusText ?? resultStatus)(op, result));
-    }, def);
+    }, def, () => (setting === 'msg' || table.has(setting) ? undefined : refusedSetting('operation', setting, `Unknown operation ${echo(setting)} in the Operation setting`, nearest(setting, table.keys()))));
   }
   RED.nodes.registerType(type, OperationNode as (this: never, def: never) => void);
 }

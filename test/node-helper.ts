@@ -101,6 +101,13 @@ function statusesOutsideVocabulary(): string[] {
   return strays;
 }
 
+/** Every status node `id` showed since the flow was loaded, those of its constructor (its deploy) included. */
+export function statusesSinceLoad(id: string): unknown[] {
+  const spy = (helper as unknown as { _NodePrototype?: { status?: Partial<StatusSpy> } })._NodePrototype?.status;
+  assert.ok(typeof spy?.getCalls === 'function', 'no flow is loaded');
+  return spy.getCalls().filter((call) => call.thisValue?.id === id).map((call) => call.args[0]);
+}
+
 // Checked as each flow is unloaded (every node test unloads its flow after each test): a status
 // outside the vocabulary fails the test that made the node show it.
 {
