@@ -1,6 +1,6 @@
 /**
- * How a failure is told, in the three places a user looks: the node's status (code and a short
- * reason, at most 32 characters), one line for the log and the Debug sidebar, and the message a
+ * How a failure is told, in the three places a user looks: the node's status (lib/status: code
+ * and a short reason), one line for the log and the Debug sidebar, and the message a
  * Catch node reads. A device's error names the device node by its name and host: with ten
  * devices, "the device rejected the password" must say which. Nothing here holds a secret: the
  * name and host are settings, the message is our own words.
@@ -8,8 +8,6 @@
 import { oneLine } from './echo';
 import type { IpcamError } from './errors';
 
-/** Longest status text (DESIGN: status rule); a longer one is cut with an ellipsis. */
-export const STATUS_MAX = 32;
 /** Longest device name or host in a text. */
 const LABEL_MAX = 40;
 
@@ -41,19 +39,6 @@ export function failureMessage(err: IpcamError, device?: DeviceLabel): string {
 /** The one line of the log and the Debug sidebar: `EINPUT: unknown key "stat" (did you mean "state"?): ...`. */
 export function failureLine(err: IpcamError, device?: DeviceLabel): string {
   return `${err.code}: ${failureMessage(err, device)}`;
-}
-
-/** The red status: `EINPUT: key 'stat'`, `EAUTH: Front gate cam`, `EHTTP 503: Front gate cam`. */
-export function failureStatus(err: IpcamError, device?: DeviceLabel): string {
-  const code = err.code === 'EHTTP' && err.status !== undefined ? `EHTTP ${err.status}` : err.code === 'EDEVICE' && err.deviceCode !== undefined ? `EDEVICE ${err.deviceCode}` : err.code;
-  const label = device ? oneLine(device.name || device.host || '', LABEL_MAX) : '';
-  const reason = !isDeviceFailure(err) ? (err.brief ?? err.message) : label !== '' ? label : (err.brief ?? err.message);
-  return cutStatus(`${code}: ${oneLine(reason, STATUS_MAX * 2)}`);
-}
-
-/** A status text of at most STATUS_MAX characters, an ellipsis marking a cut. */
-export function cutStatus(text: string): string {
-  return text.length <= STATUS_MAX ? text : `${text.slice(0, STATUS_MAX - 1).trimEnd()}\u2026`;
 }
 
 /**

@@ -14,7 +14,10 @@ import { GROUPS_SETTING } from './events/filter';
 import { LIST_TYPES } from './events/parse';
 import { IMAGE_MODES } from './events/plate-message';
 import { EVENT_SERVER_SETTINGS } from './events/server';
-import { int, oneOf, optional, text, withDefault, type FieldLimits, type Param } from './params';
+import { echo } from './echo';
+import { IpcamError, inputError } from './errors';
+import { int, isBlank, labelled, oneOf, optional, text, withDefault, type FieldLimits, type Param } from './params';
+import { nearest } from './suggest';
 import { OVERRIDES } from './payload';
 import { MAX_DURATION } from './timed-moves';
 import { HOST, PORT, TIMEOUT } from './transport/options';
@@ -83,7 +86,7 @@ export const NODE_SETTINGS: Record<string, Record<string, Param<unknown>>> = {
   'ipcam-detection-stream': { detection: oneOf(DETECTION_TYPES), groups: optional(IO_IDS), mode: oneOf(['stream', 'single']), emit: oneOf(['every', 'change', 'trigger']) },
   'ipcam-input-monitor': { kind: oneOf(IO_KINDS), ports: optional(IO_IDS) },
   'ipcam-ptz': {
-    api: oneOf(['xml', 'cgi']),
+    api: labelled(oneOf(['xml', 'cgi']), 'Interface'),
     speed: optional(int(DEFAULT_SPEED_RANGE)),
     duration: withDefault(int({ min: 0, max: MAX_DURATION }), 0),
     channel: CHANNEL,
@@ -115,4 +118,46 @@ export function settingsLimits(): { nodes: Record<string, Record<string, FieldLi
   const nodes: Record<string, Record<string, FieldLimits>> = {};
   for (const [type, params] of Object.entries(NODE_SETTINGS)) nodes[type] = limitsOf(params) as Record<string, FieldLimits>;
   return { nodes, ptz: limitsOf(PTZ_APIS) };
+}
+
+/**
+ * A setting out of its rules, as the EINPUT the node answers every message with (DESIGN: settings
+ * are checked on deploy): `problem` names the setting (its label) and what was wrong, and the
+ * nearest valid value is added where there is one, in the status too (`operation getDeviceInfo?`).
+ */
+export function refusedSetting(name: string, given: unknown, problem: string, nearestValue: string | undefined): IpcamError {
+  const hint = nearestValue === undefined ? '' : ` (nearest valid value: ${echo(nearestValue)})`;
+  return inputError(`${problem}${hint}; nothing is sent until the setting ${name} ${echo(given, 40)} is changed and deployed`, nearestValue === undefined ? undefined : `${name} ${nearestValue}?`);
+}
+
+/** The valid value nearest to a refused one: the closest word of a list, the end of a range. */
+function nearestValid(limits: FieldLimits, given: unknown): string | undefined {
+  if (limits.type === 'oneOf') return typeof given === 'string' ? nearest(given.trim(), limits.values) : undefined;
+  if (limits.type === 'int' || limits.type === 'number') {
+    const n = typeof given === 'number' ? given : typeof given === 'string' ? Number(given.trim()) : NaN;
+    if (!Number.isFinite(n)) return undefined;
+    const clamped = Math.min(limits.max, Math.max(limits.min, n));
+    return String(limits.type === 'int' ? Math.round(clamped) : clamped);
+  }
+  return undefined;
+}
+
+/**
+ * The first setting of a node of `type` that its rules (NODE_SETTINGS) refuse, or undefined. A
+ * setting absent or blank (a flow saved before the setting existed) is not refused: it takes its
+ * default, as the node reads it.
+ */
+export function settingsProblem(type: string, def: Readonly<Record<string, unknown>>): IpcamError | undefined {
+  const rules = Object.hasOwn(NODE_SETTINGS, type) ? NODE_SETTINGS[type] : undefined;
+  for (const [name, param] of Object.entries(rules ?? {})) {
+    const value = def[name];
+    if (isBlank(value)) continue;
+    try {
+      param.parse(value, param.limits.label ?? `${name.charAt(0).toUpperCase()}${name.slice(1)}`);
+    } catch (err) {
+      if (!(err instanceof IpcamError)) throw err;
+      return refusedSetting(name, value, err.message, nearestValid(param.limits, value));
+    }
+  }
+  return undefined;
 }

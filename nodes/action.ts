@@ -3,12 +3,13 @@ import { oneLine } from '../lib/echo';
 import { IpcamError } from '../lib/errors';
 import { withoutSecretParams } from '../lib/ops';
 import { OVERRIDES, checkPayloadKeys } from '../lib/payload';
-import { failureLine, failureMessage, failureStatus, type DeviceLabel } from '../lib/refusal';
+import { settingsProblem } from '../lib/settings';
+import { failureLine, failureMessage, type DeviceLabel } from '../lib/refusal';
+import { cleared, deviceState, failed, requesting, type Status } from '../lib/status';
 import type { DeviceClient } from '../lib/transport/client';
 import type { DeviceConfigNode } from './device-config';
 import { deviceNamed } from './device-lookup';
-import { healthStatus } from './health-status';
-import type { DoneFn, Node, NodeAPI, NodeMessage, NodeStatus } from './red';
+import type { DoneFn, Node, NodeAPI, NodeMessage } from './red';
 
 /** The device an input addresses: the node's own (its setting), or one `msg.device` named. */
 export interface DeviceTarget {
@@ -30,9 +31,14 @@ export function handleInput(
   RED: NodeAPI,
   node: Node,
   deviceId: string | undefined,
-  run: (msg: NodeMessage, client: DeviceClient, signal: AbortSignal, target: DeviceTarget) => Promise<NodeStatus>,
-  settings: { overrides?: unknown } = {},
+  run: (msg: NodeMessage, client: DeviceClient, signal: AbortSignal, target: DeviceTarget) => Promise<Status>,
+  settings: Readonly<Record<string, unknown>> = {},
+  checkSettings: () => IpcamError | undefined = () => undefined,
 ): void {
+  // Settings are checked on deploy (DESIGN): one out of its rules is a red status naming it and
+  // the nearest valid value, and every message gets that same EINPUT, with nothing sent.
+  const refused = settingsProblem(node.type, settings) ?? checkSettings();
+  if (refused) return refuseEveryInput(node, refused);
   const inFlight = new Set<Promise<void>>();
   let closing = false;
   let requests = 0;
@@ -45,10 +51,10 @@ export function handleInput(
   const release = device?.registerUser(node.id);
   // Idle, the node shows its device's state as it changes; a request shows its own result.
   const stopWatching = device?.health.subscribe((change) => {
-    if (inFlight.size === 0 && !closing) node.status(healthStatus(change.state));
+    if (inFlight.size === 0 && !closing) node.status(deviceState(change.state));
   });
   // Redeployed alone, beside a device that kept running: what is known of it already.
-  if (device && device.health.state !== 'unknown') node.status(healthStatus(device.health.state));
+  if (device && device.health.state !== 'unknown') node.status(deviceState(device.health.state));
 
   node.on('input', (msg, send, done) => {
     aborter ??= unboundedAbort();
@@ -100,7 +106,17 @@ export function handleInput(
     // through msg.device is released by each request as it settles.
     release?.(Promise.allSettled(inFlight));
     inFlight.clear();
-    node.status({});
+    node.status(cleared());
+    done();
+  });
+}
+
+/** A node whose settings are refused: the red status stays, and each message gets the refusal. */
+function refuseEveryInput(node: Node, refused: IpcamError): void {
+  node.status(failed(refused));
+  node.on('input', (msg, _send, done) => reportFailure(node, msg, refused, done));
+  node.on('close', (_removed, done) => {
+    node.status(cleared());
     done();
   });
 }
@@ -137,7 +153,7 @@ class RequestingStatus {
   started(): void {
     this.timer ??= setTimeout(() => {
       this.timer = undefined;
-      if (this.busy()) this.node.status({ fill: 'yellow', shape: 'ring', text: 'requesting' });
+      if (this.busy()) this.node.status(requesting());
     }, REQUESTING_AFTER_MS);
   }
 
@@ -205,7 +221,7 @@ export function reportFailure(node: Node, msg: NodeMessage, err: unknown, done: 
   const error = err instanceof IpcamError ? err : new IpcamError('EPARSE', `Unexpected failure (${oneLine(err instanceof Error ? err.name : typeof err, 40)})`);
   msg['error'] = { ...error.toJSON(), message: failureMessage(error, device) };
   msg.payload = withoutSecretParams(msg.payload);
-  node.status({ fill: 'red', shape: 'ring', text: failureStatus(error, device) });
+  node.status(failed(error, device));
   node.error(new FailureLine(failureLine(error, device), error.code), msg);
   done();
 }

@@ -1,10 +1,11 @@
 import { DETECTION_STALL_TIMEOUT, detectionPath, parseIdList, parseLevels, readDetection, type DetectionLevel, type DetectionType } from '../lib/ops/io';
-import { failureLine, failureStatus } from '../lib/refusal';
+import { failureLine } from '../lib/refusal';
+import { failed, levelEvent, levelsRead } from '../lib/status';
 import { RepeatWatch } from '../lib/stream/repeat';
 import { unknownWord } from '../lib/suggest';
 import { FailureLine, handleInput } from './action';
 import type { Node, NodeAPI, NodeDef, NodeMessage } from './red';
-import { clockNow, handleCommands, superviseStream } from './stream-node';
+import { handleCommands, superviseStream } from './stream-node';
 
 interface DetectionDef extends NodeDef {
   device?: string;
@@ -47,13 +48,13 @@ export = function register(RED: NodeAPI): void {
         const levels = await readDetection(client, type, parseIdList(def.groups, 'Groups'), signal);
         msg.topic = type;
         msg.payload = levels;
-        return { fill: 'green', shape: 'dot', text: `${levels.length} groups ${clockNow()}` };
+        return levelsRead(levels.length);
       });
       return;
     }
     if (!['every', 'change', 'trigger'].includes(policy)) {
       const error = unknownWord('emit setting', policy, ['every', 'change', 'trigger']);
-      this.status({ fill: 'red', shape: 'ring', text: failureStatus(error) });
+      this.status(failed(error));
       this.error(new FailureLine(failureLine(error), error.code));
       return;
     }
@@ -71,8 +72,7 @@ export = function register(RED: NodeAPI): void {
         if (levels.length === 0 || !shouldEmit(levels)) return;
         this.send(toMessage(levels));
         const top = levels.reduce((a, b) => (b.level > a.level ? b : a));
-        // 'alarm 100 12:34:56' at most: 'triggered' would push the clock past 19 characters.
-        control?.showEvent(`${top.triggered ? 'alarm' : 'level'} ${top.level} ${clockNow()}`);
+        control?.showEvent(levelEvent(top.triggered, top.level));
       },
       { stallTimeout: DETECTION_STALL_TIMEOUT },
     );

@@ -4,8 +4,8 @@ import { IpcamError } from '../lib/errors';
 import { unknownWord } from '../lib/suggest';
 import { reportFailure } from './action';
 import { healthBoard } from './health-board';
-import { healthStatus } from './health-status';
-import type { Node, NodeAPI, NodeDef, NodeMessage, NodeStatus } from './red';
+import { cleared, devicesSummary, deviceState, noDevice, type NoStatus, type Status } from '../lib/status';
+import type { Node, NodeAPI, NodeDef, NodeMessage } from './red';
 
 interface DeviceStatusDef extends NodeDef {
   /** One ipcam-device's id; blank = every device of this Node-RED. */
@@ -77,7 +77,7 @@ export = function register(RED: NodeAPI): void {
 
     this.on('close', (_removed, done) => {
       unsubscribe();
-      this.status({});
+      this.status(cleared());
       done();
     });
   }
@@ -86,14 +86,11 @@ export = function register(RED: NodeAPI): void {
 };
 
 /** The node's own status: its device's state, or how many of all devices are in each state. */
-function summary(wanted: string, devices: WatchedDevice[]): NodeStatus {
+function summary(wanted: string, devices: WatchedDevice[]): Status | NoStatus {
   if (wanted !== '') {
     const device = devices[0];
-    return device ? healthStatus(device.health.state) : { fill: 'red', shape: 'ring', text: 'no device' };
+    return device ? deviceState(device.health.state) : noDevice();
   }
-  if (devices.length === 0) return { fill: 'grey', shape: 'ring', text: 'no devices' };
   const count = (state: HealthState): number => devices.filter((d) => d.health.state === state).length;
-  const down = count('offline') + count('auth-failed');
-  const text = `${count('online')} online, ${down} down`;
-  return { fill: down > 0 ? 'red' : count('online') === devices.length ? 'green' : 'grey', shape: down > 0 ? 'ring' : 'dot', text };
+  return devicesSummary(count('online'), count('offline') + count('auth-failed'), devices.length);
 }

@@ -1,4 +1,5 @@
 import { checkInterface, DISCOVERY_DURATION, parseTargets } from '../lib/discovery/probe';
+import { cleared, found, searching } from '../lib/status';
 import { IpcamError } from '../lib/errors';
 import { bool, withDefault } from '../lib/params';
 import { reportFailure } from './action';
@@ -39,7 +40,7 @@ export = function register(RED: NodeAPI): void {
           const identify = IDENTIFY.parse(def.identify, 'identify');
           const options = { interface: checkInterface(def.interface), targets: parseTargets(def.targets) };
           running = controller;
-          this.status({ fill: 'yellow', shape: 'ring', text: `searching ${durationS} s` });
+          this.status(searching(durationS));
           const username = this.credentials?.username ?? '';
           const password = this.credentials?.password ?? '';
           const result = await search(RED, {
@@ -52,7 +53,7 @@ export = function register(RED: NodeAPI): void {
           if (closing) return done();
           msg.payload = result.devices;
           if (result.truncated) msg['truncated'] = true;
-          this.status({ fill: 'green', shape: 'dot', text: `${result.devices.length} found${result.truncated ? ' (limit)' : ''}` });
+          this.status(found(result.devices.length, result.truncated === true));
           send(msg);
           done();
         } catch (err) {
@@ -67,7 +68,7 @@ export = function register(RED: NodeAPI): void {
     this.on('close', (_removed, done) => {
       closing = true;
       running?.abort();
-      this.status({});
+      this.status(cleared());
       done();
     });
   }

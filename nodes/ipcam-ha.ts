@@ -10,13 +10,13 @@ import type { HaDeviceInfo, HaOrigin } from '../lib/ha/discovery';
 import { InputWatch } from '../lib/ha/inputs';
 import { haSettings, type HaSettings } from '../lib/ha/settings';
 import { HaTopics, objectIdOf } from '../lib/ha/topics';
-import { failureLine, failureStatus } from '../lib/refusal';
+import { failureLine } from '../lib/refusal';
+import { badSetting, brokerState as brokerStatus, connected, deviceState, failed, haActivity, noBroker, type Status } from '../lib/status';
 import type { DeviceClient } from '../lib/transport/client';
 import { FailureLine, deviceOf } from './action';
 import type { DeviceConfigNode } from './device-config';
 import type { EventServerConfigNode } from './event-config';
 import { healthBoard } from './health-board';
-import { healthStatus } from './health-status';
 import type { Node, NodeAPI, NodeDef, NodeStatus } from './red';
 import { RECONNECT_MAX_MS } from './stream-node';
 
@@ -92,8 +92,8 @@ export = function register(RED: NodeAPI): void {
   function IpcamHaNode(this: Node, def: HaDef): void {
     RED.nodes.createNode(this, def);
     const show = this.status.bind(this);
-    const refuse = (status: string, error: IpcamError): void => {
-      show({ fill: 'red', shape: 'ring', text: status });
+    const refuse = (status: Status, error: IpcamError): void => {
+      show(status);
       this.error(new FailureLine(failureLine(error), error.code));
     };
 
@@ -106,12 +106,12 @@ export = function register(RED: NodeAPI): void {
       client = device.getClient();
     } catch (err) {
       const error = err instanceof IpcamError ? err : new IpcamError('EINPUT', String(err));
-      return refuse(failureStatus(error), error);
+      return refuse(failed(error), error);
     }
     const broker = def.broker ? RED.nodes.getNode(def.broker) : null;
-    if (!isBroker(broker)) return refuse('no broker', new IpcamError('EINPUT', 'No MQTT broker configured: choose an mqtt-broker node'));
+    if (!isBroker(broker)) return refuse(noBroker(), new IpcamError('EINPUT', 'No MQTT broker configured: choose an mqtt-broker node'));
     const server = settings.server ? (RED.nodes.getNode(def.server as string) as EventServerConfigNode | null) : null;
-    if (settings.server && !server?.server) return refuse('bad server setting', new IpcamError('EINPUT', server?.problem ?? 'The event server of this node is not deployed: choose an ipcam-event-server or leave it blank'));
+    if (settings.server && !server?.server) return refuse(badSetting('server setting'), new IpcamError('EINPUT', server?.problem ?? 'The event server of this node is not deployed: choose an ipcam-event-server or leave it blank'));
 
     const topics = new HaTopics(settings.prefix, settings.base, objectIdOf(device.id));
     const label = { name: device.name, host: device.host };
@@ -128,18 +128,17 @@ export = function register(RED: NodeAPI): void {
     };
 
     let brokerState: 'connected' | 'connecting' | 'disconnected' = broker.connected === true ? 'connected' : 'disconnected';
-    let activity: string | undefined;
+    let activity: Status | undefined;
     const refresh = (): void => {
       if (brokerState !== 'connected') {
-        const text = brokerState === 'connecting' ? 'broker connecting' : broker.autoConnect === false ? 'broker: auto-connect off' : 'broker disconnected';
-        return show({ fill: brokerState === 'connecting' ? 'yellow' : 'red', shape: 'ring', text });
+        return show(brokerStatus(brokerState, broker.autoConnect !== false));
       }
       const health = device.health.state;
-      if (health === 'offline' || health === 'auth-failed') return show(healthStatus(health) as NodeStatus);
-      show({ fill: 'green', shape: 'dot', text: activity ?? 'connected' });
+      if (health === 'offline' || health === 'auth-failed') return show(deviceState(health));
+      show(activity ?? connected());
     };
-    const activityStatus = new LatestThrottle<string>((text) => {
-      activity = text.slice(0, 32);
+    const activityStatus = new LatestThrottle<Status>((status) => {
+      activity = status;
       refresh();
     }, STATUS_INTERVAL_MS);
 
@@ -152,7 +151,7 @@ export = function register(RED: NodeAPI): void {
       client,
       warn: (text) => this.warn(text),
       error: (error, what) => this.error(new FailureLine(`${what}: ${failureLine(error, label)}`, error.code), { payload: { ha: what }, error: error.toJSON() }),
-      activity: (text) => activityStatus.set(`${text} ${clock()}`),
+      activity: (text) => activityStatus.set(haActivity(text)),
     });
 
     // The broker tells its users of its connection through their status, as it tells its own
@@ -206,7 +205,7 @@ export = function register(RED: NodeAPI): void {
         for (const post of received.posts) {
           if (post.kind !== 'plate') continue;
           bridge.plate(post);
-          activityStatus.set(`${post.plate.slice(0, 12)} ${clock()}`);
+          activityStatus.set(haActivity(post.plate.slice(0, 12)));
         }
       },
     });
@@ -249,8 +248,3 @@ export = function register(RED: NodeAPI): void {
   RED.nodes.registerType('ipcam-ha', IpcamHaNode as (this: never, def: never) => void);
 
 };
-
-/** HH:MM:SS of now, for status texts. */
-function clock(): string {
-  return new Date().toTimeString().slice(0, 8);
-}

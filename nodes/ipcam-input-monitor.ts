@@ -3,7 +3,8 @@ import { IpcamError } from '../lib/errors';
 import { FailureThrottle } from '../lib/stream/supervisor';
 import type { DeviceConfigNode } from './device-config';
 import type { Node, NodeAPI, NodeDef } from './red';
-import { clockNow, handleCommands, reportStreamFailure, superviseStream } from './stream-node';
+import { ioEvent } from '../lib/status';
+import { handleCommands, reportStreamFailure, superviseStream } from './stream-node';
 
 interface InputMonitorDef extends NodeDef {
   device?: string;
@@ -24,7 +25,7 @@ export = function register(RED: NodeAPI): void {
     const emit = (reports: IoReport[]): void => {
       for (const { state, resync } of reports) {
         this.send({ topic: `${kind}${state.port}`, payload: state, resync });
-        control?.showEvent(`IO${state.port} ${state.active ? 'on' : 'off'} ${clockNow()}`);
+        control?.showEvent(ioEvent(state.port, state.active));
       }
     };
 

@@ -16,7 +16,7 @@ export = function register(RED: NodeAPI): void {
       const results = await addPlates(client, msg.payload, { group: def.group || undefined, upsert: def.upsert === true, signal });
       msg.payload = results;
       return reportBatch(this, 'added', results);
-    });
+    }, def);
   }
   RED.nodes.registerType('ipcam-plate-add', IpcamPlateAddNode as (this: never, def: never) => void);
 };

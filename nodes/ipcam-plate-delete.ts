@@ -15,7 +15,7 @@ export = function register(RED: NodeAPI): void {
       const results = await deletePlates(client, msg.payload, { group: def.group || undefined, signal });
       msg.payload = results;
       return reportBatch(this, 'deleted', results);
-    });
+    }, def);
   }
   RED.nodes.registerType('ipcam-plate-delete', IpcamPlateDeleteNode as (this: never, def: never) => void);
 };

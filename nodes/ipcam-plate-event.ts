@@ -5,12 +5,12 @@ import { LatestThrottle } from '../lib/events/throttle';
 import { groupFilter, inGroups, listFilter, senderFilter } from '../lib/events/filter';
 import type { DevicePost, PlateDetection } from '../lib/events/parse';
 import { IMAGE_MODES, plateMessage } from '../lib/events/plate-message';
-import type { EventServerState } from '../lib/events/server';
 import { IpcamError } from '../lib/errors';
+import { alive, badSetting, cleared, listenerState, noServer, plateSeen, type Status } from '../lib/status';
 import { setHttpPostConfig } from '../lib/ops/http-post';
 import type { DeviceConfigNode } from './device-config';
 import type { EventServerConfigNode } from './event-config';
-import type { AdminRequest, AdminResponse, Node, NodeAPI, NodeDef, NodeMessage, NodeStatus } from './red';
+import type { AdminRequest, AdminResponse, Node, NodeAPI, NodeDef, NodeMessage } from './red';
 
 interface PlateEventDef extends NodeDef {
   server?: string;
@@ -25,33 +25,18 @@ interface PlateEventDef extends NodeDef {
 /** Plate and keep-alive statuses: at most one a second, the latest shown (see `LatestThrottle`). */
 const POST_STATUS_INTERVAL_MS = 1000;
 
-/** `HH:MM:SS` in this host's local time, as every status shows times. */
-function clock(at: string | number): string {
-  const date = new Date(at);
-  if (Number.isNaN(date.getTime())) return '--:--:--';
-  const two = (n: number): string => String(n).padStart(2, '0');
-  return `${two(date.getHours())}:${two(date.getMinutes())}:${two(date.getSeconds())}`;
-}
-
 function otherMessage(post: Exclude<DevicePost, PlateDetection>, sender: string): NodeMessage {
   const data = post.kind === 'alarmStatus' ? { alarms: post.alarms } : post.kind === 'event' ? post.data : {};
   const type = post.kind === 'event' ? post.type : post.kind;
   return { topic: type, payload: { type, time: post.time, device: post.device, sender, ...(post.kind !== 'keepalive' && post.channel !== undefined && { channel: post.channel }), data } };
 }
 
-const STATE_STATUS: Record<EventServerState, NodeStatus> = {
-  starting: { fill: 'yellow', shape: 'ring', text: 'starting' },
-  listening: { fill: 'green', shape: 'dot', text: 'listening' },
-  failed: { fill: 'red', shape: 'ring', text: 'listen failed' },
-  closed: { fill: 'grey', shape: 'ring', text: 'stopped' },
-};
-
 export = function register(RED: NodeAPI): void {
   function IpcamPlateEventNode(this: Node, def: PlateEventDef): void {
     RED.nodes.createNode(this, def);
     const config = def.server ? (RED.nodes.getNode(def.server) as EventServerConfigNode | null) : null;
     if (!config?.server) {
-      this.status({ fill: 'red', shape: 'ring', text: config ? 'bad server setting' : 'no server' });
+      this.status(config ? badSetting('server setting') : noServer());
       this.error(config?.problem ?? 'No event server configured: choose an ipcam-event-server');
       return;
     }
@@ -60,14 +45,14 @@ export = function register(RED: NodeAPI): void {
     try {
       lists = listFilter(def.lists);
     } catch (err) {
-      this.status({ fill: 'red', shape: 'ring', text: 'bad list filter' });
+      this.status(badSetting('list filter'));
       this.error((err as Error).message);
       return;
     }
     try {
       groups = groupFilter(def.groups);
     } catch (err) {
-      this.status({ fill: 'red', shape: 'ring', text: 'bad group filter' });
+      this.status(badSetting('group filter'));
       this.error((err as Error).message);
       return;
     }
@@ -80,19 +65,19 @@ export = function register(RED: NodeAPI): void {
     const wanted = senderFilter(deviceNode?.host, def.match ?? '');
 
     // Held as how to make the status: at hundreds of posts a second only the one shown each second is made.
-    const postStatus = new LatestThrottle<() => NodeStatus>((make) => this.status(make()), POST_STATUS_INTERVAL_MS);
+    const postStatus = new LatestThrottle<() => Status>((make) => this.status(make()), POST_STATUS_INTERVAL_MS);
     const unsubscribe = config.server.subscribe({
       onState: (state, detail) => {
         // The server's state is news of another kind: a plate status held back must not cover it.
         postStatus.cancel();
-        this.status(state === 'failed' ? { ...STATE_STATUS.failed, text: shortFailure(detail) } : STATE_STATUS[state]);
+        this.status(listenerState(state, detail));
       },
       onPost: (received) => {
         for (const post of received.posts) {
           if (!wanted(post.device, received.remoteAddress)) continue;
           if (post.kind === 'keepalive') {
             const time = post.time;
-            postStatus.set(() => ({ fill: 'green', shape: 'dot', text: `alive ${clock(time)}` }));
+            postStatus.set(() => alive(time));
             continue;
           }
           if (post.kind !== 'plate') {
@@ -106,7 +91,7 @@ export = function register(RED: NodeAPI): void {
           // Only what the text needs is held till it is shown, not the post (its pictures) nor the request.
           const plate = post.plate;
           const at = received.receivedAt;
-          postStatus.set(() => ({ fill: 'green', shape: 'dot', text: `${plate.slice(0, 10)} ${clock(at)}` }));
+          postStatus.set(() => plateSeen(plate, at));
           this.send([plateMessage(post, received.remoteAddress, images), null]);
         }
       },
@@ -114,7 +99,7 @@ export = function register(RED: NodeAPI): void {
     this.on('close', (_removed, done) => {
       unsubscribe();
       postStatus.cancel();
-      this.status({});
+      this.status(cleared());
       done();
     });
   }
@@ -125,13 +110,6 @@ export = function register(RED: NodeAPI): void {
     void configureDevice(RED, req.body).then((answer) => res.json(answer));
   });
 };
-
-function shortFailure(detail: string | undefined): string {
-  if (!detail) return 'listen failed';
-  if (detail.includes('in use')) return 'port in use';
-  if (detail.includes('Permission')) return 'port not allowed';
-  return 'listen failed';
-}
 
 async function configureDevice(RED: NodeAPI, body: unknown): Promise<object> {
   const form = (typeof body === 'object' && body !== null ? body : {}) as { device?: string; server?: string; serverIp?: string };

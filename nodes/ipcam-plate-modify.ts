@@ -1,4 +1,5 @@
 import { inputError } from '../lib/errors';
+import { plateModified } from '../lib/status';
 import { modifyPlate } from '../lib/ops/plates';
 import { handleInput, payloadObject } from './action';
 import type { Node, NodeAPI, NodeDef } from './red';
@@ -15,8 +16,8 @@ export = function register(RED: NodeAPI): void {
       const change = payloadObject(msg);
       if (!change) throw inputError('msg.payload must be { plate, group?, owner?, phone?, begin?, end? }');
       msg.payload = await modifyPlate(client, { group: def.group || undefined, ...change }, { signal });
-      return { fill: 'green', shape: 'dot', text: 'modified' };
-    });
+      return plateModified();
+    }, def);
   }
   RED.nodes.registerType('ipcam-plate-modify', IpcamPlateModifyNode as (this: never, def: never) => void);
 };

@@ -1,4 +1,5 @@
 import { queryPlates, type PlateQuery } from '../lib/ops/plates';
+import { platesFound } from '../lib/status';
 import { handleInput, payloadObject } from './action';
 import type { Node, NodeAPI, NodeDef } from './red';
 
@@ -16,7 +17,7 @@ export = function register(RED: NodeAPI): void {
       const { plates, total } = await queryPlates(client, query, { signal });
       msg.payload = plates;
       msg['total'] = total;
-      return { fill: 'green', shape: 'dot', text: `${plates.length} of ${total}` };
+      return platesFound(plates.length, total);
     }, def);
   }
   RED.nodes.registerType('ipcam-plate-query', IpcamPlateQueryNode as (this: never, def: never) => void);

@@ -1,5 +1,6 @@
 import { echo } from '../lib/echo';
 import { syncPlates } from '../lib/ops/plate-sync';
+import { synced } from '../lib/status';
 import { handleInput } from './action';
 import type { Node, NodeAPI, NodeDef } from './red';
 
@@ -15,13 +16,11 @@ export = function register(RED: NodeAPI): void {
     handleInput(RED, this, def.device, async (msg, client, signal) => {
       const report = await syncPlates(client, msg.payload, { group: def.group || undefined, dryRun: def.dryRun === true, signal });
       msg.payload = report;
-      const summary = `+${report.added.length} ~${report.modified.length} -${report.removed.length}`;
       if (report.failed.length > 0) {
         this.warn(`${report.failed.length} plates could not be synced: ${report.failed.slice(0, 5).map((f) => `${echo(f.plate)} (${f.action}: ${f.error})`).join(', ')}`);
-        return { fill: 'yellow', shape: 'dot', text: `${summary} !${report.failed.length}`.slice(0, 19) };
       }
-      return { fill: report.dryRun ? 'blue' : 'green', shape: 'dot', text: (report.dryRun ? `plan ${summary}` : summary).slice(0, 19) };
-    });
+      return synced({ added: report.added.length, modified: report.modified.length, removed: report.removed.length, failed: report.failed.length }, report.dryRun);
+    }, def);
   }
   RED.nodes.registerType('ipcam-plate-sync', IpcamPlateSyncNode as (this: never, def: never) => void);
 };

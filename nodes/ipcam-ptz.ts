@@ -1,4 +1,5 @@
 import { CgiPtzMover } from '../lib/ops/ptz-cgi';
+import { ptzDone, ptzList } from '../lib/status';
 import { echo } from '../lib/echo';
 import { IpcamError, inputError } from '../lib/errors';
 import { PtzMover } from '../lib/ops/ptz-mover';
@@ -75,15 +76,15 @@ export = function register(RED: NodeAPI): void {
           const command = await mover.move(request, signal, { untilEnded: true });
           const action = command.action === 'move' ? command.move : command.action;
           msg.payload = { action, ok: true };
-          return { fill: 'green', shape: 'dot', text: action };
+          return ptzDone(action);
         }
         const outcome = await mover.move(request, signal, { untilEnded: true });
         if (outcome.list) {
           msg.payload = outcome.list;
-          return { fill: 'green', shape: 'dot', text: `${outcome.list.length} ${outcome.action === 'listTours' ? 'tours' : 'presets'}` };
+          return ptzList(outcome.list.length, outcome.action === 'listTours' ? 'tours' : 'presets');
         }
         msg.payload = { action: outcome.action, ok: true };
-        return { fill: 'green', shape: 'dot', text: outcome.action };
+        return ptzDone(outcome.action);
       } finally {
         // A command that moved nothing (a list, a bad input) leaves a borrowed mover idle.
         if (target.borrowed) {

@@ -1,4 +1,5 @@
 import { pulseRelay, readRelay, relayCommand, runRelaySequence, setRelay } from '../lib/ops/relay';
+import { relayDone } from '../lib/status';
 import { handleInput } from './action';
 import type { Node, NodeAPI, NodeDef } from './red';
 
@@ -26,7 +27,7 @@ export = function register(RED: NodeAPI): void {
               ? await runRelaySequence(client, r.output, r.sequence, signal)
               : await setRelay(client, r.output, r.mode === 'on', signal);
       msg.payload = state;
-      return { fill: state.active ? 'green' : 'grey', shape: 'dot', text: `relay ${state.output} ${r.mode === 'pulse' ? 'pulsed' : state.active ? 'on' : 'off'}` };
+      return relayDone(state.output, state.active, r.mode === 'pulse');
     }, def);
   }
   RED.nodes.registerType('ipcam-relay', IpcamRelayNode as (this: never, def: never) => void);

@@ -1,4 +1,5 @@
 import { echo } from '../lib/echo';
+import { image as imageStatus } from '../lib/status';
 import { inputError } from '../lib/errors';
 import { SNAPSHOT_FORMATS, takeSnapshot, type SnapshotSource } from '../lib/ops/snapshot';
 import type { CgiValue } from '../lib/cgi/codec';
@@ -36,7 +37,7 @@ export = function register(RED: NodeAPI): void {
       const snapshot = await takeSnapshot(client, { source, params, channel, signal });
       msg.payload = formatImage(snapshot.image, snapshot.contentType, format);
       msg['contentType'] = snapshot.contentType;
-      return { fill: 'green', shape: 'dot', text: `${(snapshot.image.length / 1024).toFixed(1)} kB` };
+      return imageStatus(snapshot.image.length);
     }, def);
   }
   RED.nodes.registerType('ipcam-snapshot', IpcamSnapshotNode as (this: never, def: never) => void);

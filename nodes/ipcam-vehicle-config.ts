@@ -1,4 +1,5 @@
 import { checkChannel } from '../lib/xml/channel';
+import { vehicleConfig } from '../lib/status';
 import { getVehicleConfig, setVehicleConfig } from '../lib/ops/vehicle-config';
 import { handleInput, payloadObject } from './action';
 import type { Node, NodeAPI, NodeDef } from './red';
@@ -18,7 +19,7 @@ export = function register(RED: NodeAPI): void {
       const channel = channelValue === undefined || channelValue === '' ? undefined : checkChannel(channelValue);
       const changing = Object.keys(change).length > 0;
       msg.payload = changing ? await setVehicleConfig(client, change, { channel, signal }) : await getVehicleConfig(client, { channel, signal });
-      return { fill: 'green', shape: 'dot', text: changing ? 'changed' : 'read' };
+      return vehicleConfig(changing);
     }, def);
   }
   RED.nodes.registerType('ipcam-vehicle-config', IpcamVehicleConfigNode as (this: never, def: never) => void);

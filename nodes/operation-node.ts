@@ -1,7 +1,11 @@
 import { chooseOperation, runOperation, type Operation, type OpResult } from '../lib/ops';
+import { echo } from '../lib/echo';
 import { isBlank, isSecretField } from '../lib/params';
+import { refusedSetting } from '../lib/settings';
+import { nearest } from '../lib/suggest';
 import { handleInput, payloadObject } from './action';
-import type { Node, NodeAPI, NodeDef, NodeMessage, NodeStatus } from './red';
+import { operationDone, progress, type Status } from '../lib/status';
+import type { Node, NodeAPI, NodeDef, NodeMessage } from './red';
 
 interface OperationDef extends NodeDef {
   device?: string;
@@ -75,7 +79,7 @@ export function registerOperationNode(RED: NodeAPI, type: string, table: Readonl
     RED.nodes.createNode(this, def);
     const setting = (def.operation ?? '').trim() || options.defaultOperation;
     const defaults = storedParams(def.params);
-    handleInput(RED, this, def.device, async (msg, client, signal): Promise<NodeStatus> => {
+    handleInput(RED, this, def.device, async (msg, client, signal): Promise<Status> => {
       const { operation: requested, ...given } = payloadObject(msg) ?? {};
       // ipcam-edgerecord: any message may choose (its operations only read); ipcam-request: only
       // a node set to `msg`, and only a `read` operation (chooseOperation guards both).
@@ -85,11 +89,11 @@ export function registerOperationNode(RED: NodeAPI, type: string, table: Readonl
       const input = { ...(op.name === setting ? defaultsFor(op, defaults) : {}), ...given };
       const result = await runOperation(client, op, input, {
         signal,
-        onProgress: (percent, stage) => this.status({ fill: 'yellow', shape: 'ring', text: `${stage} ${percent}%`.slice(0, 19) }),
+        onProgress: (percent, stage) => this.status(progress(stage, percent)),
       });
       toMessage(msg, result);
-      return { fill: 'green', shape: 'dot', text: (options.statusText ?? resultStatus)(op, result).slice(0, 19) };
-    }, def);
+      return operationDone((options.statusText ?? resultStatus)(op, result));
+    }, def, () => (setting === 'msg' || table.has(setting) ? undefined : refusedSetting('operation', setting, `Unknown operation ${echo(setting)} in the Operation setting`, nearest(setting, table.keys()))));
   }
   RED.nodes.registerType(type, OperationNode as (this: never, def: never) => void);
 }

@@ -1,15 +1,15 @@
 import { echo } from '../lib/echo';
 import type { PlateResult } from '../lib/ops/plates';
-import type { Node, NodeStatus } from './red';
+import { platesDone, type Status } from '../lib/status';
+import type { Node } from './red';
 
 /** Per-plate failures are one warning for the batch, never an error: the others went through. */
-export function reportBatch(node: Node, verb: string, results: PlateResult[]): NodeStatus {
+export function reportBatch(node: Node, verb: 'added' | 'deleted', results: PlateResult[]): Status {
   const failed = results.filter((r) => !r.ok);
   if (failed.length > 0) {
     // Plates may come from the device (a sync's removals): each is echoed short and on one line.
     const sample = failed.slice(0, 5).map((r) => `${echo(r.plate)} (${r.error ?? r.errorCode})`).join(', ');
     node.warn(`${failed.length} of ${results.length} plates not ${verb}: ${sample}${failed.length > 5 ? ', ...' : ''}`);
-    return { fill: 'yellow', shape: 'dot', text: `${results.length - failed.length}/${results.length} ${verb}` };
   }
-  return { fill: 'green', shape: 'dot', text: `${results.length} ${verb}` };
+  return platesDone(results.length - failed.length, results.length, verb);
 }

@@ -1,18 +1,19 @@
 import { IpcamError } from '../lib/errors';
 import { unknownWord } from '../lib/suggest';
 import type { MultipartPart } from '../lib/cgi/multipart';
-import { StreamSupervisor, type StreamState, type StreamStateInfo } from '../lib/stream/supervisor';
+import { StreamSupervisor, type StreamState } from '../lib/stream/supervisor';
 import type { DeviceClient } from '../lib/transport/client';
-import { failureLine, failureStatus } from '../lib/refusal';
+import { failureLine } from '../lib/refusal';
+import { cleared, failed, streamState, type Status } from '../lib/status';
 import { FailureLine, deviceOf, reportFailure } from './action';
 import type { DeviceConfigNode } from './device-config';
-import type { Node, NodeAPI, NodeMessage, NodeStatus, SendFn } from './red';
+import type { Node, NodeAPI, NodeMessage, SendFn } from './red';
 
 export interface StreamNodeControl {
   start(): void;
   stop(): Promise<void>;
-  /** The last event, for the status text (under 20 characters). */
-  showEvent(text: string): void;
+  /** The last event, as the status shows it (a word of lib/status). */
+  showEvent(status: Status): void;
 }
 
 /** Longest wait between two attempts of a stream (ms): a device that comes back streams again within it. */
@@ -72,7 +73,7 @@ export function superviseStream(
     target = path(client);
   } catch (err) {
     const error = err instanceof IpcamError ? err : new IpcamError('EINPUT', String(err));
-    node.status({ fill: 'red', shape: 'ring', text: failureStatus(error) });
+    node.status(failed(error));
     node.error(new FailureLine(failureLine(error), error.code));
     return undefined;
   }
@@ -81,7 +82,7 @@ export function superviseStream(
     path: target,
     onPart,
     onState: (state, info) => {
-      node.status(stateStatus(state, info));
+      node.status(streamState(state, info));
       options.onState?.(state);
     },
     onWarning: (text) => node.warn(text),
@@ -97,14 +98,14 @@ export function superviseStream(
     const stopped = supervisor.stop();
     release(stopped);
     void stopped.finally(() => {
-      node.status({});
+      node.status(cleared());
       done();
     });
   });
   return {
     start: () => supervisor.start(),
     stop: () => supervisor.stop(),
-    showEvent: (text) => node.status({ fill: 'green', shape: 'dot', text: text.slice(0, 19) }),
+    showEvent: (status) => node.status(status),
   };
 }
 
@@ -114,34 +115,4 @@ export function superviseStream(
  */
 export function reportStreamFailure(node: Node, error: IpcamError, payload: Record<string, unknown>): void {
   node.error(error, { payload, error: error.toJSON() });
-}
-
-function stateStatus(state: StreamState, info: StreamStateInfo): NodeStatus {
-  switch (state) {
-    case 'connecting':
-      return { fill: 'yellow', shape: 'ring', text: info.attempt ? `connecting (${info.attempt})` : 'connecting' };
-    case 'connected':
-      return { fill: 'green', shape: 'dot', text: 'connected' };
-    case 'retrying':
-      // When the next try is, rather than a wait that would need a timer per node to count down.
-      return { fill: 'yellow', shape: 'ring', text: `retry ${info.attempt ?? ''} at ${clockOf(info.at ?? Date.now())}` };
-    case 'waiting':
-      return { fill: 'yellow', shape: 'ring', text: 'device not answering' };
-    case 'auth-failed':
-      return { fill: 'red', shape: 'ring', text: `auth failed, ${Math.round((info.delay ?? 0) / 60000)} min` };
-    case 'unsupported':
-      return { fill: 'red', shape: 'ring', text: 'not supported' };
-    case 'stopped':
-      return { fill: 'grey', shape: 'ring', text: 'stopped' };
-  }
-}
-
-/** HH:MM:SS of now, for status texts. */
-export function clockNow(): string {
-  return clockOf(Date.now());
-}
-
-/** HH:MM:SS (local time) of a moment, for status texts. */
-function clockOf(ms: number): string {
-  return new Date(ms).toTimeString().slice(0, 8);
 }

@@ -49,6 +49,25 @@ console.log('build: node dialogs, help (locales/) and icons placed beside the co
   console.log(`build: ${composed} shared help parts composed into the help in dist/nodes/locales/ (from docs/help/)`);
 }
 
+// Each node's "Status:" line, from the status vocabulary (lib/status): the words a node can show,
+// with their colour and shape, where its help says `<!-- IPCAM-STATUS: <node type> -->`. The help
+// cannot tell of a status the node no longer shows; a type with no words fails the build.
+{
+  const { statusHelp } = require(path.join(out, 'lib', 'status.js'));
+  const helpDir = path.join(nodesOut, 'locales', 'en-US');
+  let lines = 0;
+  for (const file of fs.readdirSync(helpDir).filter((f) => f.endsWith('.html'))) {
+    const help = path.join(helpDir, file);
+    const text = fs.readFileSync(help, 'utf8').replace(/^([ \t]*)<!-- IPCAM-STATUS: ([a-z0-9-]+) -->[ \t]*\n/gm, (_, indent, type) => {
+      lines++;
+      return `${indent}<p>${statusHelp(type)}</p>\n`;
+    });
+    if (text.includes('<!-- IPCAM-STATUS')) throw new Error(`locales/en-US/${file}: a status placeholder is not on a line of its own`);
+    fs.writeFileSync(help, text);
+  }
+  console.log(`build: ${lines} status lines written into the help from lib/status`);
+}
+
 // The editor's rules, generated from lib/ (lib/params limits, lib/ops entries, lib/settings): the dialogs take
 // every range and allowed value from here, never from a hand-kept copy. Node-RED serves the
 // package's resources/ folder at resources/node-red-contrib-ipcam/.

@@ -301,6 +301,14 @@ describe('dialogs and examples as a user first meets them (Chromium, 1280x800)',
         if (placeholder !== wanted) problems.push(`${type}: ${field} shows placeholder ${JSON.stringify(placeholder)}, not ${JSON.stringify(wanted)}`);
       }
       await page.screenshot({ path: join(ARTIFACTS, `${type}.png`) });
+      // A setting absent from an older flow (examples saved before Overrides existed) shows its
+      // default, what the runtime takes: never a blank choice.
+      if ((await page.locator('#node-input-overrides').count()) > 0) {
+        const stored = await page.evaluate((nodeId) => (globalThis as unknown as { RED: { nodes: { node(id: string): { overrides?: unknown } } } }).RED.nodes.node(nodeId).overrides, id);
+        const shown = await page.locator('#node-input-overrides').inputValue();
+        const wanted = typeof stored === 'string' && stored !== '' ? stored : 'payload';
+        if (shown !== wanted) problems.push(`${type}: Overrides shows ${JSON.stringify(shown)} for a stored ${JSON.stringify(stored)}, not ${wanted}`);
+      }
 
       if (type === 'ipcam-device-status') {
         // Blank watches every device: the list says so (Node-RED's own word for it is "none").

@@ -9,6 +9,7 @@ import { strict as assert } from 'node:assert';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { EDGE_RECORD_OPERATIONS, REQUEST_OPERATIONS } from '../lib/ops';
+import { STATUS_OF_NODE, statusHelp } from '../lib/status';
 import { NODE_PACKAGES, PROJECT_ROOT, declaredNodeTypes } from './helpers';
 
 /** Where a help page is written and where its package ships it (both packages: the nodes and the widgets). */
@@ -37,6 +38,19 @@ describe('help pages', function () {
       assert.doesNotMatch(text, /<dt class="optional">device /, `${file} writes its own msg.device entry`);
       assert.ok(!text.includes(device.trim().slice(0, 80)), file);
     }
+  });
+
+  it("each node's Status line is written by the build from lib/status, once, and no page writes its own", function () {
+    for (const type of Object.keys(STATUS_OF_NODE)) {
+      const file = `${type}.html`;
+      const source = readFileSync(join(PROJECT_ROOT, 'locales', 'en-US', file), 'utf8');
+      const shipped = readFileSync(join(PROJECT_ROOT, 'dist', 'nodes', 'locales', 'en-US', file), 'utf8');
+      assert.ok(source.includes(`<!-- IPCAM-STATUS: ${type} -->`), `${file} has no status placeholder`);
+      assert.doesNotMatch(source, /Status:/, `${file} writes its own status words`);
+      assert.equal(shipped.split(`<p>${statusHelp(type)}</p>`).length, 2, `${file}: the status line of the vocabulary, once`);
+      assert.doesNotMatch(shipped, /<!-- IPCAM-STATUS/, `${file}: a placeholder is left`);
+    }
+    assert.doesNotMatch(readFileSync(join(PARTS, 'stream.html'), 'utf8'), /Status:|retry \d+ in/, 'the shared stream part writes status words');
   });
 
   it('the shipped help has every part composed in: the msg.device entry in every node that takes msg.device, no placeholder left', function () {

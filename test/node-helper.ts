@@ -10,6 +10,7 @@ import { Server, Socket, createServer } from 'node:net';
 import { inspect } from 'node:util';
 import sinon from 'sinon';
 import type { Simulator } from '../lib/simulator';
+import { STATUS_OF_NODE, statusWordOf } from '../lib/status';
 import type { NodeAPI, NodeMessage, NodeStatus } from '../nodes/red';
 import { SIM_USER } from './helpers';
 
@@ -75,6 +76,48 @@ interface TestHelper {
 
 export const helper = module.require('node-red-node-test-helper') as TestHelper;
 helper.init(require.resolve('node-red'));
+
+/** The helper's spy on Node.prototype.status while a flow is loaded (node-red-node-test-helper internals). */
+interface StatusSpy {
+  getCalls(): Array<{ thisValue: { type?: unknown; id?: unknown } | undefined; args: unknown[] }>;
+}
+
+/**
+ * Every status one of our nodes showed since the flow was loaded that no word of lib/status
+ * makes for a node of its type: the help lists a node's statuses from that vocabulary, so a
+ * status outside it is one the user cannot look up (and one DESIGN does not have).
+ */
+function statusesOutsideVocabulary(): string[] {
+  const spy = (helper as unknown as { _NodePrototype?: { status?: Partial<StatusSpy> } })._NodePrototype?.status;
+  if (typeof spy?.getCalls !== 'function') return [];
+  const strays: string[] = [];
+  for (const call of spy.getCalls()) {
+    const type = call.thisValue?.type;
+    if (typeof type !== 'string' || !Object.hasOwn(STATUS_OF_NODE, type)) continue;
+    const status = call.args[0];
+    const shown = typeof status === 'object' && status !== null ? (status as Record<string, string>) : { text: String(status) };
+    if (statusWordOf(type, shown) === undefined) strays.push(`${type} ${String(call.thisValue?.id)}: ${JSON.stringify(status)}`);
+  }
+  return strays;
+}
+
+/** Every status node `id` showed since the flow was loaded, those of its constructor (its deploy) included. */
+export function statusesSinceLoad(id: string): unknown[] {
+  const spy = (helper as unknown as { _NodePrototype?: { status?: Partial<StatusSpy> } })._NodePrototype?.status;
+  assert.ok(typeof spy?.getCalls === 'function', 'no flow is loaded');
+  return spy.getCalls().filter((call) => call.thisValue?.id === id).map((call) => call.args[0]);
+}
+
+// Checked as each flow is unloaded (every node test unloads its flow after each test): a status
+// outside the vocabulary fails the test that made the node show it.
+{
+  const unload = helper.unload.bind(helper);
+  helper.unload = async (): Promise<void> => {
+    const strays = statusesOutsideVocabulary();
+    await unload();
+    assert.deepEqual(strays, [], 'statuses that no word of lib/status makes (add the word there, and it reaches the help)');
+  };
+}
 
 export function getNode(id: string): RuntimeNode {
   const node = helper.getNode(id);

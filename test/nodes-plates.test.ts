@@ -275,7 +275,7 @@ describe('plate and vehicle config nodes', function () {
       assert.match(String(warnsOf(ADD)[0]?.[0]), /DUP1/);
       assert.deepEqual(errorsOf(ADD), []);
       assert.equal(outcome.msg['error'], undefined);
-      assertStatus(w, ADD, 'yellow', 'dot', '1/3 added');
+      assertStatus(w, ADD, 'yellow', 'ring', '1/3 added');
       assert.equal(w.messages.length, 1);
     });
 
@@ -307,7 +307,7 @@ describe('plate and vehicle config nodes', function () {
       );
       assert.equal(warnsOf(ADD).length, 1);
       assert.deepEqual(errorsOf(ADD), []);
-      assertStatus(w, ADD, 'yellow', 'dot', '1/3 added');
+      assertStatus(w, ADD, 'yellow', 'ring', '1/3 added');
     });
   });
 
@@ -402,7 +402,7 @@ describe('plate and vehicle config nodes', function () {
       assert.equal(theSim().state.plates.size, 0);
       assert.equal(warnsOf(DELETE).length, 1);
       assert.deepEqual(errorsOf(DELETE), []);
-      assertStatus(w, DELETE, 'yellow', 'dot', '2/3 deleted');
+      assertStatus(w, DELETE, 'yellow', 'ring', '2/3 deleted');
     });
 
     it('delete of known plates is green', async function () {
@@ -579,7 +579,7 @@ describe('plate and vehicle config nodes', function () {
       assert.deepEqual(msg.payload, { added: ['S3'], modified: ['S1'], removed: ['S2'], unchanged: [], failed: [], dryRun: true });
       assert.deepEqual(paths(), ['/GetLicensePlates']);
       assert.equal(theSim().state.plates.size, 2);
-      assertStatus(w, SYNC, 'blue', 'dot', 'plan +1 ~1 -1');
+      assertStatus(w, SYNC, 'green', 'dot', 'plan +1 ~1 -1');
     });
 
     it('plates the device refused make the status yellow and one warning', async function () {
@@ -591,7 +591,7 @@ describe('plate and vehicle config nodes', function () {
       assert.deepEqual(report['failed'], [{ plate: 'S2', action: 'add', errorCode: 202, error: 'Plate library full' }]);
       assert.equal(warnsOf(SYNC).length, 1);
       assert.deepEqual(errorsOf(SYNC), []);
-      assertStatus(w, SYNC, 'yellow', 'dot');
+      assertStatus(w, SYNC, 'yellow', 'ring');
     });
   });
 

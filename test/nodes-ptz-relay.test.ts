@@ -105,9 +105,10 @@ describe('ipcam-ptz and ipcam-relay nodes', function () {
     if (text !== undefined) assert.equal(status.text, text);
   }
 
-  /** The relay node's success status (its help): green dot when the relay is (or ends) on, grey dot when off. */
+  /** The relay node's success status (its help): green dot when the relay is (or ends) on, grey ring (idle) when off. */
   function assertRelayStatus(w: FlowWatch, active: boolean, text: string): void {
-    assertGreen(w, RELAY, active ? 'green' : 'grey', text);
+    if (active) return assertGreen(w, RELAY, 'green', text);
+    assert.deepEqual(w.lastStatus(RELAY), { fill: 'grey', shape: 'ring', text });
   }
 
   /** The Catch node got an EINPUT for `id`, and the node shows a red ring. */
@@ -772,7 +773,7 @@ describe('ipcam-ptz and ipcam-relay nodes', function () {
       assertRelayStatus(w, true, 'relay 2 on');
       theSim().state.io.setOutput(2, false);
       assert.deepEqual((await w.expectOutput(RELAY, { payload: 'check' })).payload, { output: 2, active: false });
-      assert.deepEqual(w.lastStatus(RELAY), { fill: 'grey', shape: 'dot', text: 'relay 2 off' });
+      assert.deepEqual(w.lastStatus(RELAY), { fill: 'grey', shape: 'ring', text: 'relay 2 off' });
     });
 
     it("'off ', 'ON', 1 and 0 are recognised short forms (trimmed, any case)", async function () {

@@ -13,7 +13,7 @@ import requestNode from '../nodes/ipcam-request';
 import { SIM_PASSWORD, SIM_USER } from './helpers';
 import { DOWNLOAD_TYPES, HOSTILE_SVG } from './hostile-content';
 import { ITEM_5, ITEM_5_ANSWERS, ITEM_5_LOCAL, SERVER_TESTS, SHELL_VALUES } from './op-classes-cases';
-import { DEVICE, FlowWatch, actionFlow, assertNoSecret, deviceCredentials, deviceDef, helper, isRecord, type FlowNode } from './node-helper';
+import { DEVICE, FlowWatch, actionFlow, assertNoSecret, deviceCredentials, deviceDef, helper, isRecord, statusesSinceLoad, type FlowNode } from './node-helper';
 
 const REQUEST = 'req1';
 
@@ -111,6 +111,34 @@ describe('ipcam-request node', function () {
     }
     assert.equal(theSim().state.requestCount, 0);
     assertNoSecret(w.texts(), SIM_PASSWORD);
+  });
+
+  it('a setting out of its rules is a red status at deploy naming it and the nearest valid value; every message then gets that EINPUT, nothing sent', async function () {
+    const w = await deploy({ operation: 'getdeviceinfo' });
+    const red = { fill: 'red', shape: 'ring', text: 'EINPUT: operation getDeviceInfo?' };
+    assert.deepEqual(statusesSinceLoad(REQUEST), [red], 'the status at deploy, before any message');
+    for (const payload of [undefined, {}, { operation: 'getDeviceInfo' }]) {
+      const error = errorOf(await w.expectCaught(REQUEST, { payload }));
+      assert.equal(error['code'], 'EINPUT');
+      assert.match(String(error['message']), /Unknown operation "getdeviceinfo" in the Operation setting \(nearest valid value: "getDeviceInfo"\); nothing is sent until the setting operation "getdeviceinfo" is changed/);
+      assert.deepEqual(w.lastStatus(REQUEST), red);
+    }
+    assert.equal(theSim().state.requestCount, 0, 'a request reached the device');
+  });
+
+  it('a bad stored setting of the rules table (Overrides) is refused at deploy too, with nothing sent', async function () {
+    const w = await deploy({ operation: 'getDeviceInfo', overrides: 'nnoe' });
+    assert.deepEqual(statusesSinceLoad(REQUEST), [{ fill: 'red', shape: 'ring', text: 'EINPUT: overrides none?' }]);
+    const error = errorOf(await w.expectCaught(REQUEST, {}));
+    assert.match(String(error['message']), /Overrides must be one of payload, none, got "nnoe" \(nearest valid value: "none"\)/);
+    assert.equal(theSim().state.requestCount, 0);
+  });
+
+  it('a setting absent from an older flow takes its default: no Overrides is payload, and the node runs', async function () {
+    const w = await deploy({ operation: 'getDeviceInfo', overrides: undefined });
+    const msg = await w.expectOutput(REQUEST, { payload: {} });
+    assert.ok(isRecord(msg.payload));
+    assert.ok(!statusesSinceLoad(REQUEST).some((s) => isRecord(s) && s['fill'] === 'red'));
   });
 
   it('a secret parameter is never taken from the settings (kept in clear in the flow file): only from msg.payload', async function () {
