@@ -322,6 +322,70 @@
         };
     }
 
+    /** `base` with `def`'s own entries after it: a saved flow lists a node's settings in this order. */
+    function extend(base, def) {
+        Object.keys(def || {}).forEach(function (key) { base[key] = def[key]; });
+        return base;
+    }
+
+    function italicIfNamed() {
+        return this.name ? "node_label_italic" : "";
+    }
+
+    /**
+     * The definition the plate nodes (ipcam-plate-add, -delete, -modify, -query, -sync) share: a
+     * camera and the plate group it works on, one input and one output. `def` gives the node's
+     * palette words and may add settings (`defaults`, after name, device and group) and any other
+     * entry (an icon, a label, oneditprepare).
+     */
+    function plateNode(type, def) {
+        var defaults = extend({
+            name: { value: "" },
+            device: { value: "", type: "ipcam-device", required: false, label: "Device" },
+            group: { value: "1", required: true, label: "Group", validate: validator(type, "group", "Group") }
+        }, def.defaults);
+        return extend(extend({
+            category: "ipcam",
+            color: "#9fb8cf",
+            inputs: 1,
+            outputs: 1,
+            icon: "font-awesome/fa-car",
+            label: function () { return this.name || def.paletteLabel; },
+            labelStyle: italicIfNamed
+        }, def), { defaults: defaults });
+    }
+
+    /**
+     * The definition the Dashboard 2 widgets (ipcam-ui-camera, ipcam-ui-plates) share: a place in
+     * a dashboard group with a size and a label shown above it (`label` its default), one input
+     * and one output. `def` gives the widget's palette words, its settings (`defaults`, after the
+     * layout ones) and its own `oneditprepare`, which runs after the size picker is set up.
+     */
+    function widgetNode(label, def) {
+        var defaults = extend({
+            name: { value: "" },
+            group: { type: "ui-group", required: true, label: "Group" },
+            order: { value: 0 },
+            width: { value: 6, validate: groupWidthValid },
+            height: { value: 5 },
+            label: { value: label }
+        }, def.defaults);
+        return extend(extend({
+            category: "dashboard 2",
+            color: "rgb(63, 173, 181)",
+            inputs: 1,
+            outputs: 1,
+            icon: "ipcam.svg",
+            label: function () { return this.name || this.label || def.paletteLabel; }
+        }, def), {
+            defaults: defaults,
+            oneditprepare: function () {
+                widgetSizer();
+                if (def.oneditprepare) { def.oneditprepare.call(this); }
+            }
+        });
+    }
+
     // Dashboard 2 widgets: a width no wider than the chosen group (the open dialog's, else the stored one).
     function groupWidthValid(v) {
         var group = RED.nodes.node($("#node-input-group").val() || this.group);
@@ -340,6 +404,8 @@
     window.IPCAM_EDITOR = {
         groupWidthValid: groupWidthValid,
         widgetSizer: widgetSizer,
+        plateNode: plateNode,
+        widgetNode: widgetNode,
         operationEditor: operationEditor,
         check: check,
         editable: editable,
