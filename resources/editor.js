@@ -333,6 +333,34 @@
     }
 
     /**
+     * The definition the nodes of an operation table share (ipcam-request, ipcam-edgerecord): a
+     * device, the operation (new nodes: `options.defaultOperation`) with its parameters, Overrides,
+     * and the dialog of operationEditor(table, options). `def` gives the node's palette words, icon
+     * and label.
+     */
+    function operationNode(table, options, def) {
+        var type = "ipcam-" + table;
+        var editor = operationEditor(table, options);
+        return extend({
+            category: "ipcam",
+            color: "#9fb8cf",
+            defaults: {
+                name: { value: "" },
+                device: { value: "", type: "ipcam-device", required: false, label: "Device" },
+                operation: { value: options.defaultOperation, required: true, label: "Operation", validate: editor.validateOperation },
+                params: { value: {}, label: "Parameters", validate: editor.validateParams },
+                overrides: { value: "payload", required: false, label: "Overrides", validate: validator(type, "overrides", "Overrides") }
+            },
+            inputs: 1,
+            outputs: 1,
+            labelStyle: italicIfNamed,
+            oneditprepare: editor.oneditprepare,
+            oneditsave: editor.oneditsave,
+            oneditcancel: editor.oneditcancel
+        }, def);
+    }
+
+    /**
      * The definition the plate nodes (ipcam-plate-add, -delete, -modify, -query, -sync) share: a
      * camera and the plate group it works on, one input and one output. `def` gives the node's
      * palette words and may add settings (`defaults`, after name, device and group) and any other
@@ -407,6 +435,7 @@
         plateNode: plateNode,
         widgetNode: widgetNode,
         operationEditor: operationEditor,
+        operationNode: operationNode,
         check: check,
         editable: editable,
         operationForm: operationForm,
