@@ -434,7 +434,6 @@
         widgetSizer: widgetSizer,
         plateNode: plateNode,
         widgetNode: widgetNode,
-        operationEditor: operationEditor,
         operationNode: operationNode,
         check: check,
         editable: editable,
