@@ -90,7 +90,7 @@ export const STATUS_WORDS = {
   noDevice: word('red', 'ring', 'no device'),
   noServer: word('red', 'ring', 'no server'),
   noBroker: word('red', 'ring', 'no broker'),
-  badSetting: word('red', 'ring', /^bad (server setting|list filter|group filter)$/, 'bad server setting'),
+  badSetting: word('red', 'ring', /^bad (setting|server setting|list filter|group filter)$/, 'bad setting'),
   // --- results
   image: word('green', 'dot', /^\d+\.\d kB$/, '86.4 kB'),
   operationDone: word('green', 'dot', /^(\d+(\.\d)? k?B|\d+ (of \d+|items|names|entries|bytes)|\w+ ok|done)$/, '10 of 40'),
@@ -118,6 +118,13 @@ export const STATUS_WORDS = {
   plateSeen: word('green', 'dot', new RegExp(`^[^]{1,12} ${CLOCK}$`), 'ABC123 12:34:56'),
   brokerConnecting: word('yellow', 'ring', 'broker connecting'),
   brokerDown: word('red', 'ring', /^broker( disconnected|: auto-connect off)$/, 'broker disconnected'),
+  // --- the Dashboard widgets
+  viewing: word('green', 'dot', /^\d+ viewing$/, '2 viewing'),
+  nobodyViewing: word('grey', 'ring', 'nobody viewing'),
+  paused: word('grey', 'ring', 'paused'),
+  resumed: word('green', 'dot', 'resumed'),
+  lastPlate: word('green', 'dot', /^[^]{1,20}$/, 'ABC123'),
+  noDashboard: word('red', 'ring', /^needs (Dashboard 2|a Dashboard 2 group)$/, 'needs Dashboard 2'),
   haActivity: word('green', 'dot', new RegExp(`^(relay \\d+ (on|off|pulsed)|plate \\w+|[^]{1,12}) ${CLOCK}$`), 'relay 1 on 12:34:56'),
 } satisfies Record<string, StatusWord>;
 
@@ -150,6 +157,8 @@ export const STATUS_OF_NODE: Readonly<Record<string, readonly StatusWordName[]>>
   'ipcam-discover': ['searching', 'found', 'failed'],
   'ipcam-device-status': ['online', 'offline', 'authFailed', 'noDevice', 'devicesUp', 'devicesDown', 'devicesUnknown', 'noDevices', 'failed'],
   'ipcam-plate-event': ['starting', 'listening', 'plateSeen', 'alive', 'listenFailed', 'noServer', 'badSetting', 'stopped'],
+  'ipcam-ui-camera': ['viewing', 'nobodyViewing', 'paused', 'resumed', 'noDevice', 'badSetting', 'noDashboard', 'failed'],
+  'ipcam-ui-plates': ['lastPlate', 'listenFailed', 'noServer', 'badSetting', 'noDashboard'],
   'ipcam-ha': ['haActivity', 'connected', 'brokerConnecting', 'brokerDown', 'offline', 'authFailed', 'noBroker', 'badSetting', 'failed'],
 };
 
@@ -232,7 +241,7 @@ export const levelsRead = (groups: number, at?: number): Status => make('levelsR
 export const noDevice = (): Status => make('noDevice');
 export const noServer = (): Status => make('noServer');
 export const noBroker = (): Status => make('noBroker');
-export const badSetting = (what: 'server setting' | 'list filter' | 'group filter'): Status => make('badSetting', `bad ${what}`);
+export const badSetting = (what?: 'server setting' | 'list filter' | 'group filter'): Status => make('badSetting', what ? `bad ${what}` : 'bad setting');
 
 export const image = (bytes: number): Status => make('image', `${(bytes / 1024).toFixed(1)} kB`);
 /** A result of an operation table: `12 of 40`, `8.6 kB`, `4 names`, `readClimate ok`. */
@@ -285,6 +294,14 @@ export function brokerState(state: 'connecting' | 'disconnected', autoConnect: b
 /** Home Assistant's last command or plate, and when: `relay 1 on 12:34:56`. */
 export const haActivity = (what: string, at?: number): Status => make('haActivity', `${what.slice(0, 20)} ${clock(at)}`);
 export const connected = (): Status => make('connected');
+
+/** A camera widget: how many look at it (it fetches frames only while someone does), or paused. */
+export const viewing = (viewers: number): Status => (viewers > 0 ? make('viewing', `${viewers} viewing`) : make('nobodyViewing'));
+export const paused = (isPaused: boolean): Status => (isPaused ? make('paused') : make('resumed'));
+/** A widget without Dashboard 2, or without a group of it: it takes no part. */
+export const noDashboard = (hasGroup: boolean): Status => make('noDashboard', hasGroup ? 'needs Dashboard 2' : 'needs a Dashboard 2 group');
+/** A plates widget: the newest plate it shows. */
+export const lastPlate = (plate: string): Status => make('lastPlate', plate.slice(0, 20));
 
 // ---------------------------------------------------------------------------------------------
 // The help

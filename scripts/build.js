@@ -3,7 +3,7 @@
 const { execFileSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
-const { withDialogParts, withHelpParts } = require('./editor-parts');
+const { withDialogParts, withHelpParts, withStatusLines } = require('./editor-parts');
 
 const root = path.resolve(__dirname, '..');
 const out = path.join(root, 'dist');
@@ -53,16 +53,12 @@ console.log('build: node dialogs, help (locales/) and icons placed beside the co
 // with their colour and shape, where its help says `<!-- IPCAM-STATUS: <node type> -->`. The help
 // cannot tell of a status the node no longer shows; a type with no words fails the build.
 {
-  const { statusHelp } = require(path.join(out, 'lib', 'status.js'));
   const helpDir = path.join(nodesOut, 'locales', 'en-US');
   let lines = 0;
   for (const file of fs.readdirSync(helpDir).filter((f) => f.endsWith('.html'))) {
     const help = path.join(helpDir, file);
-    const text = fs.readFileSync(help, 'utf8').replace(/^([ \t]*)<!-- IPCAM-STATUS: ([a-z0-9-]+) -->[ \t]*\n/gm, (_, indent, type) => {
-      lines++;
-      return `${indent}<p>${statusHelp(type)}</p>\n`;
-    });
-    if (text.includes('<!-- IPCAM-STATUS')) throw new Error(`locales/en-US/${file}: a status placeholder is not on a line of its own`);
+    const { text, count } = withStatusLines(fs.readFileSync(help, 'utf8'), `locales/en-US/${file}`);
+    lines += count;
     fs.writeFileSync(help, text);
   }
   console.log(`build: ${lines} status lines written into the help from lib/status`);

@@ -27,3 +27,20 @@ exports.withDialogParts = (text, name) => compose(text, name, 'IPCAM-PART', 'dia
 
 /** A help page (locales/en-US/<type>.html) with its shared entries; `count` parts were composed. */
 exports.withHelpParts = (text, name) => compose(text, name, 'IPCAM-HELP', 'help', 'help part');
+
+/**
+ * A help page with its "Status:" line from the status vocabulary (the compiled lib/status in
+ * dist/, so the root build must have compiled it): where the page says
+ * `<!-- IPCAM-STATUS: <node type> -->`, the words a node of that type can show with their colour
+ * and shape. A type with no words fails the build; `count` lines were written.
+ */
+exports.withStatusLines = (text, name) => {
+  const { statusHelp } = require(path.resolve(__dirname, '..', 'dist', 'lib', 'status.js'));
+  let count = 0;
+  const out = text.replace(/^([ \t]*)<!-- IPCAM-STATUS: ([a-z0-9-]+) -->[ \t]*\n/gm, (_, indent, type) => {
+    count++;
+    return `${indent}<p>${statusHelp(type)}</p>\n`;
+  });
+  if (out.includes('<!-- IPCAM-STATUS')) throw new Error(`${name}: a status placeholder is not on a line of its own`);
+  return { text: out, count };
+};

@@ -6,7 +6,7 @@
  * parameter of lib/ops carries a plain label into the generated rules and help.
  */
 import { strict as assert } from 'node:assert';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { EDGE_RECORD_OPERATIONS, REQUEST_OPERATIONS } from '../lib/ops';
 import { STATUS_OF_NODE, statusHelp } from '../lib/status';
@@ -43,8 +43,11 @@ describe('help pages', function () {
   it("each node's Status line is written by the build from lib/status, once, and no page writes its own", function () {
     for (const type of Object.keys(STATUS_OF_NODE)) {
       const file = `${type}.html`;
-      const source = readFileSync(join(PROJECT_ROOT, 'locales', 'en-US', file), 'utf8');
-      const shipped = readFileSync(join(PROJECT_ROOT, 'dist', 'nodes', 'locales', 'en-US', file), 'utf8');
+      // A Dashboard widget's help is its own package's (packages/node-red-dashboard-2-ipcam).
+      const widget = join(PROJECT_ROOT, 'packages', 'node-red-dashboard-2-ipcam');
+      const home = existsSync(join(widget, 'locales', 'en-US', file)) ? widget : PROJECT_ROOT;
+      const source = readFileSync(join(home, 'locales', 'en-US', file), 'utf8');
+      const shipped = readFileSync(join(home, 'dist', 'nodes', 'locales', 'en-US', file), 'utf8');
       assert.ok(source.includes(`<!-- IPCAM-STATUS: ${type} -->`), `${file} has no status placeholder`);
       assert.doesNotMatch(source, /Status:/, `${file} writes its own status words`);
       assert.equal(shipped.split(`<p>${statusHelp(type)}</p>`).length, 2, `${file}: the status line of the vocabulary, once`);

@@ -33,7 +33,9 @@ describe('status vocabulary (lib/status)', function () {
   });
 
   it('names the words of every node type that shows a status, and each word of a node is one of the vocabulary', function () {
-    const shown = declaredNodeTypes(PROJECT_ROOT).filter((t) => !CONFIG_NODES.has(t));
+    // The nodes of this package and the Dashboard widgets of packages/node-red-dashboard-2-ipcam.
+    const widgets = declaredNodeTypes(join(PROJECT_ROOT, 'packages', 'node-red-dashboard-2-ipcam'));
+    const shown = [...declaredNodeTypes(PROJECT_ROOT), ...widgets].filter((t) => !CONFIG_NODES.has(t));
     assert.deepEqual(Object.keys(status.STATUS_OF_NODE).sort(), shown.sort());
   });
 
@@ -77,7 +79,7 @@ describe('status vocabulary (lib/status)', function () {
 
   it('no node or module but lib/status writes a status literal', function () {
     const strays: string[] = [];
-    for (const dir of ['nodes', 'lib']) {
+    for (const dir of ['nodes', 'lib', 'packages/node-red-dashboard-2-ipcam/nodes']) {
       const root = join(PROJECT_ROOT, dir);
       for (const file of readdirSync(root, { recursive: true, encoding: 'utf8' })) {
         if (!file.endsWith('.ts') || file === 'status.ts' || file.startsWith('simulator')) continue;

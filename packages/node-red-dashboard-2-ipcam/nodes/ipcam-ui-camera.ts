@@ -17,6 +17,7 @@ import { PAD_MOVES, cameraAction, refused } from 'node-red-contrib-ipcam/dist/li
 import { IpcamError } from 'node-red-contrib-ipcam/dist/lib/errors';
 import type { DeviceClient } from 'node-red-contrib-ipcam/dist/lib/transport/client';
 import { plainReason } from 'node-red-contrib-ipcam/dist/lib/refusal';
+import { badSetting, failed, noDevice, paused, viewing as viewers } from 'node-red-contrib-ipcam/dist/lib/status';
 import type { DeviceConfigNode } from 'node-red-contrib-ipcam/dist/nodes/device-config';
 import { deviceNamed } from 'node-red-contrib-ipcam/dist/nodes/device-lookup';
 import { Clients, registerWidget, serverEvent, type DashboardConnection } from './ui-dashboard';
@@ -81,7 +82,7 @@ function camera(RED: NodeAPI, node: Node, def: CameraDef): void {
   try {
     settings = checkCameraSettings(def);
   } catch (err) {
-    node.status({ fill: 'red', shape: 'ring', text: 'bad setting' });
+    node.status(badSetting());
     node.error(err instanceof Error ? err.message : 'bad setting');
     return;
   }
@@ -128,7 +129,7 @@ function camera(RED: NodeAPI, node: Node, def: CameraDef): void {
   /** A word to one client about its own action (a frame sent, the pad held by another). */
   const notify = (conn: DashboardConnection, notice: string): void => void conn.emit(event, { notice });
   const viewing = (): void =>
-    node.status(ticker.viewerCount > 0 ? { fill: 'green', shape: 'dot', text: `${ticker.viewerCount} viewing` } : { fill: 'grey', shape: 'ring', text: 'nobody viewing' });
+    node.status(viewers(ticker.viewerCount));
   const deliver = (result: FrameResult<Frame>): void => {
     if (result.ok) {
       lastFrame = result.frame;
@@ -137,7 +138,7 @@ function camera(RED: NodeAPI, node: Node, def: CameraDef): void {
       viewing();
     } else {
       failure = { text: failureText(result.error), state: stateOf(result.error), at: result.at };
-      node.status({ fill: 'red', shape: 'ring', text: failure.text });
+      node.status(failed(result.error instanceof IpcamError ? result.error : new IpcamError('EPARSE', 'unexpected failure'), device ?? undefined));
     }
     publish();
   };
@@ -155,7 +156,7 @@ function camera(RED: NodeAPI, node: Node, def: CameraDef): void {
       return { image: snapshot.image, contentType: snapshot.contentType };
     },
   });
-  node.status(device ? { fill: 'grey', shape: 'ring', text: 'nobody viewing' } : { fill: 'red', shape: 'ring', text: 'no device' });
+  node.status(device ? viewers(0) : noDevice());
 
   const moverNow = (): Mover => {
     if (!device) throw new IpcamError('EINPUT', 'No device: choose an ipcam-device in the widget settings or send msg.device');
@@ -290,7 +291,7 @@ function camera(RED: NodeAPI, node: Node, def: CameraDef): void {
       return;
     }
     if (p === 'pause' || p === 'resume') {
-      node.status(ticker.isPaused ? { fill: 'grey', shape: 'ring', text: 'paused' } : { fill: 'green', shape: 'dot', text: 'resumed' });
+      node.status(paused(ticker.isPaused));
       publish();
     }
   };

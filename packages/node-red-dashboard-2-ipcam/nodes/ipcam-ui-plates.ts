@@ -9,6 +9,7 @@
 import { senderFilter } from 'node-red-contrib-ipcam/dist/lib/events/filter';
 import { plateMessage } from 'node-red-contrib-ipcam/dist/lib/events/plate-message';
 import type { ReceivedPost } from 'node-red-contrib-ipcam/dist/lib/events/server';
+import { badSetting, lastPlate, listenerState, noServer } from 'node-red-contrib-ipcam/dist/lib/status';
 import { checkRows, WIDGET_ROWS_MAX } from 'node-red-contrib-ipcam/dist/lib/widget-settings';
 import { platesAction, refused } from 'node-red-contrib-ipcam/dist/lib/widget-actions';
 import type { DeviceConfigNode } from 'node-red-contrib-ipcam/dist/nodes/device-config';
@@ -76,13 +77,13 @@ function plates(RED: NodeAPI, node: Node, def: PlatesDef): void {
   try {
     count = checkRows(def.count);
   } catch (err) {
-    node.status({ fill: 'red', shape: 'ring', text: 'bad setting' });
+    node.status(badSetting());
     node.error(err instanceof Error ? err.message : 'bad setting');
     return;
   }
   const config = def.server ? (RED.nodes.getNode(def.server) as EventServerConfigNode | null) : null;
   if (def.server && !config?.server) {
-    node.status({ fill: 'red', shape: 'ring', text: config ? 'bad server setting' : 'no server' });
+    node.status(config ? badSetting('server setting') : noServer());
     node.error(config?.problem ?? 'The event server of this widget is not deployed: choose an ipcam-event-server');
     return;
   }
@@ -92,7 +93,7 @@ function plates(RED: NodeAPI, node: Node, def: PlatesDef): void {
   const kept = keptFor(node.id);
   const rows = kept.rows;
   rows.length = Math.min(rows.length, count, WIDGET_ROWS_MAX);
-  if (rows[0]) node.status({ fill: 'green', shape: 'dot', text: `${rows[0].row.plate}`.slice(0, 20) });
+  if (rows[0]) node.status(lastPlate(rows[0].row.plate));
   const clients = new Clients(() => undefined);
   // A client gets the whole list when it starts showing the widget, then each new row alone.
   const view = (): PlatesView => ({ rows: rows.map(({ id, row }) => ({ id, ...row })), count });
@@ -123,7 +124,7 @@ function plates(RED: NodeAPI, node: Node, def: PlatesDef): void {
     clients.emit(event_, { add: { id, ...row }, count } satisfies PlatesView);
     kept.nextId = (id % Number.MAX_SAFE_INTEGER) + 1;
     rows.length = Math.min(rows.length, count);
-    node.status({ fill: 'green', shape: 'dot', text: `${rows[0]?.row.plate ?? ''}`.slice(0, 20) });
+    if (rows[0]) node.status(lastPlate(rows[0].row.plate));
   };
   const onInput = (msg: NodeMessage): void => {
     const p = msg.payload;
@@ -152,8 +153,8 @@ function plates(RED: NodeAPI, node: Node, def: PlatesDef): void {
     ? undefined
     : config?.server?.subscribe({
         onPost,
-        onState: (state) => {
-          if (state === 'failed') node.status({ fill: 'red', shape: 'ring', text: 'server listen failed' });
+        onState: (state, detail) => {
+          if (state === 'failed') node.status(listenerState('failed', detail));
         },
       });
   node.on('close', (removed, done) => {

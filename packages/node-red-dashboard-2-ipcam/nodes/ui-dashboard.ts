@@ -22,6 +22,7 @@
  * message: what it sends is `beforeSend`'s answer, an empty object, which a component ignores.)
  */
 import { RefusalLog } from 'node-red-contrib-ipcam/dist/lib/client-refusals';
+import { noDashboard } from 'node-red-contrib-ipcam/dist/lib/status';
 import type { Node, NodeAPI, NodeDef, NodeMessage, SendFn } from 'node-red-contrib-ipcam/dist/nodes/red';
 
 /** Where the server answers one widget: `msg-input:<widget id>`, Dashboard's documented event. */
@@ -188,7 +189,7 @@ export function registerWidget(RED: NodeAPI, node: Node, def: NodeDef & { group?
   const group = (def.group ? RED.nodes.getNode(def.group) : null) as Partial<UiGroup> | null;
   if (!group || typeof group.register !== 'function') {
     // Without Dashboard 2 the editor has no group to offer: the empty setting says what is missing too.
-    node.status({ fill: 'red', shape: 'ring', text: def.group ? 'needs Dashboard 2' : 'needs a Dashboard 2 group' });
+    node.status(noDashboard(Boolean(def.group)));
     // Once per deploy, in the log and the debug sidebar: a status alone is easily missed.
     node.warn(
       def.group

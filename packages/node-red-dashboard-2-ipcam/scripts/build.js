@@ -10,7 +10,7 @@ const pkg = path.resolve(__dirname, '..');
 const repo = path.resolve(pkg, '..', '..');
 const out = path.join(pkg, 'dist');
 const nodesOut = path.join(out, 'nodes');
-const { withDialogParts, withHelpParts } = require(path.join(repo, 'scripts', 'editor-parts.js'));
+const { withDialogParts, withHelpParts, withStatusLines } = require(path.join(repo, 'scripts', 'editor-parts.js'));
 
 // `--release` (npm pack and publish, through `prepack`): no source maps, as in the main package.
 const release = process.argv.includes('--release');
@@ -33,7 +33,8 @@ let composed = 0;
 for (const file of fs.readdirSync(path.join(pkg, 'locales', 'en-US')).filter((f) => f.endsWith('.html'))) {
   const { text, count } = withHelpParts(fs.readFileSync(path.join(pkg, 'locales', 'en-US', file), 'utf8'), `locales/en-US/${file}`);
   composed += count;
-  fs.writeFileSync(path.join(helpOut, file), text);
+  // The widget's "Status:" line, from the main package's status vocabulary (lib/status).
+  fs.writeFileSync(path.join(helpOut, file), withStatusLines(text, `locales/en-US/${file}`).text);
 }
 // The palette icon is the main package's: one file in the repository, a copy in each package.
 fs.cpSync(path.join(repo, 'icons'), path.join(nodesOut, 'icons'), { recursive: true });
