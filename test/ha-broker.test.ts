@@ -44,6 +44,8 @@ interface HaSettings {
   plates?: string;
   snapshot?: string;
   server?: boolean;
+  /** The ipcam-ha node's name: the device's name in Home Assistant (blank: the device node's). */
+  name?: string;
 }
 
 /** A client of the broker that keeps every message it sees (bounded by the test's own traffic). */
@@ -104,7 +106,7 @@ describe('ipcam-ha: a camera as a Home Assistant device, through the core mqtt-b
       { id: BROKER, type: 'mqtt-broker', name: 'test broker', broker: '127.0.0.1', port: String(broker.port), clientid: '', autoConnect: true, usetls: false, protocolVersion: '4', keepalive: '60', cleansession: true, birthTopic: '', closeTopic: '', willTopic: '' },
     ];
     if (withHa) {
-      nodes.push({ id: HA, type: 'ipcam-ha', z: TAB, x: 200, y: 100, name: '', broker: BROKER, device: DEVICE, server: settings.server === false ? '' : SERVER, prefix: '', base: '', relays: settings.relays ?? '', pulse: '300', inputs: settings.inputs ?? '', snapshot: settings.snapshot ?? 'none', plates: settings.plates ?? '', wires: [] });
+      nodes.push({ id: HA, type: 'ipcam-ha', z: TAB, x: 200, y: 100, name: settings.name ?? '', broker: BROKER, device: DEVICE, server: settings.server === false ? '' : SERVER, prefix: '', base: '', relays: settings.relays ?? '', pulse: '300', inputs: settings.inputs ?? '', snapshot: settings.snapshot ?? 'none', plates: settings.plates ?? '', wires: [] });
     }
     // A node of the tab besides, so that removing the ipcam-ha node leaves the broker in use.
     nodes.push({ id: 'ha-keep', type: 'mqtt in', z: TAB, x: 200, y: 200, name: '', topic: 'unrelated/topic', qos: '0', datatype: 'auto-detect', broker: BROKER, nl: false, rap: true, rh: 0, inputs: 0, wires: [[]] });
@@ -320,10 +322,12 @@ describe('ipcam-ha: a camera as a Home Assistant device, through the core mqtt-b
     assert.deepEqual(cmps['picture'], { p: 'image' });
     assert.equal(cmps['relay_1']?.['p'], 'switch');
     assert.ok(Object.keys(cmps['relay_1'] ?? {}).length > 1);
-    // Once removed, the next config leaves them out (Home Assistant's second step).
+    // Once removed, the next config leaves them out (Home Assistant's second step). The next start
+    // is told by its name: the node it replaces may still say its own config again (a broker
+    // reconnect, its identity completed) until the deploy has closed it.
     const again = Date.now();
-    await runtime.deploy(flow({ relays: '1', inputs: '', plates: 'Residents', snapshot: 'none' }));
-    const next = (await config(again, identified))['cmps'] as Record<string, unknown>;
+    await runtime.deploy(flow({ relays: '1', inputs: '', plates: 'Residents', snapshot: 'none', name: 'Gate cam, next start' }));
+    const next = (await config(again, (c) => identified(c) && (c['dev'] as { name?: unknown }).name === 'Gate cam, next start'))['cmps'] as Record<string, unknown>;
     assert.deepEqual(Object.keys(next), ['plate', 'last_plate', 'relay_1', 'relay_1_pulse', 'plate_add', 'plate_delete']);
   });
 
