@@ -35,33 +35,23 @@ fs.chmodSync(path.join(out, 'lib', 'simulator', 'cli.js'), 0o755);
 console.log('build: node dialogs, help (locales/) and icons placed beside the compiled nodes in dist/nodes/');
 
 // Parts of the help written once (docs/help/<part>.html, e.g. the msg.device entry every action
-// node takes), put where a help page says `<!-- IPCAM-HELP: <part> -->`. The packaged help is the
-// composed one; a placeholder naming no part fails the build.
+// node takes), put where a help page says `<!-- IPCAM-HELP: <part> -->`, and each node's "Status:"
+// line from the status vocabulary (lib/status) where it says `<!-- IPCAM-STATUS: <node type> -->`:
+// the help cannot tell of a status the node no longer shows. The packaged help is the composed
+// one; a placeholder naming no part, or a type with no status words, fails the build.
 {
   const helpDir = path.join(nodesOut, 'locales', 'en-US');
   let composed = 0;
-  for (const file of fs.readdirSync(helpDir).filter((f) => f.endsWith('.html'))) {
-    const help = path.join(helpDir, file);
-    const { text, count } = withHelpParts(fs.readFileSync(help, 'utf8'), `locales/en-US/${file}`);
-    composed += count;
-    fs.writeFileSync(help, text);
-  }
-  console.log(`build: ${composed} shared help parts composed into the help in dist/nodes/locales/ (from docs/help/)`);
-}
-
-// Each node's "Status:" line, from the status vocabulary (lib/status): the words a node can show,
-// with their colour and shape, where its help says `<!-- IPCAM-STATUS: <node type> -->`. The help
-// cannot tell of a status the node no longer shows; a type with no words fails the build.
-{
-  const helpDir = path.join(nodesOut, 'locales', 'en-US');
   let lines = 0;
   for (const file of fs.readdirSync(helpDir).filter((f) => f.endsWith('.html'))) {
     const help = path.join(helpDir, file);
-    const { text, count } = withStatusLines(fs.readFileSync(help, 'utf8'), `locales/en-US/${file}`);
-    lines += count;
-    fs.writeFileSync(help, text);
+    const parts = withHelpParts(fs.readFileSync(help, 'utf8'), `locales/en-US/${file}`);
+    const status = withStatusLines(parts.text, `locales/en-US/${file}`);
+    composed += parts.count;
+    lines += status.count;
+    fs.writeFileSync(help, status.text);
   }
-  console.log(`build: ${lines} status lines written into the help from lib/status`);
+  console.log(`build: ${composed} shared help parts composed into the help in dist/nodes/locales/ (from docs/help/), ${lines} status lines from lib/status`);
 }
 
 // The editor's rules, generated from lib/ (lib/params limits, lib/ops entries, lib/settings): the dialogs take
