@@ -51,16 +51,21 @@ interface Frame {
  */
 type ViewState = 'live' | 'paused' | 'waiting' | 'offline' | 'auth-failed' | 'error' | 'no-device';
 
+/** A snapshot's failure as ours: what is not an IpcamError (a bug, a library's own error) is told by its code only. */
+function asIpcamError(err: unknown): IpcamError {
+  return err instanceof IpcamError ? err : new IpcamError('EPARSE', 'unexpected failure');
+}
+
 /** What a client is told of a failure: the code and a short reason, never the device's own text (it may hold its address). */
 function failureText(err: unknown): string {
-  const e = err instanceof IpcamError ? err : new IpcamError('EPARSE', 'unexpected failure');
+  const e = asIpcamError(err);
   return `${e.code}: ${plainReason(e)}`;
 }
 
 function stateOf(err: unknown): ViewState {
-  const code = err instanceof IpcamError ? err.code : undefined;
-  if (code === 'EAUTH') return 'auth-failed';
-  if (code === 'ECONN' || code === 'ETIMEOUT') return 'offline';
+  const e = asIpcamError(err);
+  if (e.code === 'EAUTH') return 'auth-failed';
+  if (e.code === 'ECONN' || e.code === 'ETIMEOUT') return 'offline';
   return 'error';
 }
 
@@ -138,7 +143,7 @@ function camera(RED: NodeAPI, node: Node, def: CameraDef): void {
       viewing();
     } else {
       failure = { text: failureText(result.error), state: stateOf(result.error), at: result.at };
-      node.status(failed(result.error instanceof IpcamError ? result.error : new IpcamError('EPARSE', 'unexpected failure'), device ?? undefined));
+      node.status(failed(asIpcamError(result.error), device ?? undefined));
     }
     publish();
   };
