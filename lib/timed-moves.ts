@@ -169,8 +169,14 @@ export class TimedMoves {
       this.moving.delete(key);
       return undefined;
     }
-    if (duration <= 0 || this.closed) return undefined;
+    if (duration <= 0) return undefined;
     const end = moveEnd();
+    if (this.closed) {
+      // Close came while this move was on its way and waits for it: close sends its Stop and
+      // ends this wait with ECONN, as for a move already under way (not as if it had ended).
+      this.closingEnds.set(key, end);
+      return end;
+    }
     const timer = setTimeout(() => {
       this.pendingStops.delete(key);
       this.stop(key, stop, this.client).then(end.resolve, (err: unknown) => {

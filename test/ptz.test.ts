@@ -394,6 +394,21 @@ describe('PTZ (lib) against the simulator', function () {
       assert.equal(sim.state.ptz.channel(1).moving, false);
     });
 
+    it('untilEnded: close while the timed move is on its way ends the wait with ECONN too, once close has stopped the camera', async function () {
+      // The move's answer comes 150 ms late: close begins before the mover knows the camera took it.
+      sim.inject({ kind: 'slow', delay: 150, path: '/PtzControl/1/Left', times: 1 });
+      const m = new PtzMover(client);
+      const waiting = m.move({ action: 'Left', speed: 5, duration: 60_000 }, undefined, { untilEnded: true }).then(
+        () => 'ended',
+        (err: unknown) => (err instanceof IpcamError ? err.code : 'other'),
+      );
+      await waitFor('the move sent', () => sim.state.requests.some((r) => r.path.startsWith('/PtzControl/1/Left')));
+      await m.close();
+      assert.equal(await waiting, 'ECONN');
+      assert.equal(stops().length, 1);
+      assert.equal(sim.state.ptz.channel(1).moving, false);
+    });
+
     it('close sends nothing when the camera was not moving', async function () {
       const idle = new PtzMover(client);
       await idle.close();
