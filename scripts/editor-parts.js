@@ -22,10 +22,10 @@ function compose(text, name, marker, dir, what) {
   return { text: out, count };
 }
 
-/** A node's dialog (nodes/<type>.html) with its shared rows. */
+/** A node's dialog (nodes/<type>/<type>.html) with its shared rows. */
 exports.withDialogParts = (text, name) => compose(text, name, 'IPCAM-PART', 'dialog', 'dialog part').text;
 
-/** A help page (locales/en-US/<type>.html) with its shared entries; `count` parts were composed. */
+/** A help page (nodes/<type>/locales/en-US/<type>.html) with its shared entries; `count` parts were composed. */
 exports.withHelpParts = (text, name) => compose(text, name, 'IPCAM-HELP', 'help', 'help part');
 
 /**
@@ -43,4 +43,46 @@ exports.withStatusLines = (text, name) => {
   });
   if (out.includes('<!-- IPCAM-STATUS')) throw new Error(`${name}: a status placeholder is not on a line of its own`);
   return { text: out, count };
+};
+
+/**
+ * Places the node folders of a package (`<root>/nodes/<type>/`: runtime, dialog, help) where
+ * Node-RED looks for them beside the compiled runtime: `<out>/<type>/<type>.html` with its dialog
+ * parts, `<out>/<type>/locales/<lang>/<type>.html` with its help parts and status line, and the
+ * repository's icons (Node-RED takes a package's icons from the folder of each node's runtime).
+ * The package's "node-red" list must name exactly these folders, as
+ * `"<type>": "dist/nodes/<type>/<type>.js"`: a folder left out, or an entry without its folder,
+ * fails the build. Returns the node types, and how many help parts and status lines were composed.
+ */
+exports.placeNodeFolders = (root, out) => {
+  const types = fs
+    .readdirSync(path.join(root, 'nodes'), { withFileTypes: true })
+    .filter((d) => d.isDirectory() && fs.existsSync(path.join(root, 'nodes', d.name, `${d.name}.ts`)))
+    .map((d) => d.name)
+    .sort();
+  const listed = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'))['node-red'].nodes;
+  const expected = Object.fromEntries(types.map((t) => [t, `dist/nodes/${t}/${t}.js`]));
+  const wrong = [...new Set([...Object.keys(listed), ...types])].filter((t) => listed[t] !== expected[t]);
+  if (wrong.length > 0) {
+    throw new Error(`${path.basename(root)}/package.json "node-red".nodes must name each folder of nodes/ as "<type>": "dist/nodes/<type>/<type>.js"; these differ: ${wrong.join(', ')}`);
+  }
+  let parts = 0;
+  let lines = 0;
+  for (const type of types) {
+    const from = path.join(root, 'nodes', type);
+    const to = path.join(out, type);
+    const dialog = `${type}.html`;
+    fs.writeFileSync(path.join(to, dialog), exports.withDialogParts(fs.readFileSync(path.join(from, dialog), 'utf8'), `nodes/${type}/${dialog}`));
+    for (const lang of fs.readdirSync(path.join(from, 'locales'))) {
+      const source = `nodes/${type}/locales/${lang}/${type}.html`;
+      const help = exports.withHelpParts(fs.readFileSync(path.join(root, source), 'utf8'), source);
+      const status = exports.withStatusLines(help.text, source);
+      parts += help.count;
+      lines += status.count;
+      fs.mkdirSync(path.join(to, 'locales', lang), { recursive: true });
+      fs.writeFileSync(path.join(to, 'locales', lang, `${type}.html`), status.text);
+    }
+    fs.cpSync(path.resolve(__dirname, '..', 'icons'), path.join(to, 'icons'), { recursive: true });
+  }
+  return { types, parts, lines };
 };

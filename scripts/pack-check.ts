@@ -28,7 +28,7 @@ import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, rea
 import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
 import { connect, createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join, relative, resolve } from 'node:path';
+import { basename, dirname, join, relative, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { launchBrowser } from '../test/browser';
 
@@ -167,17 +167,32 @@ async function pack(dir: string, workspace?: string): Promise<string> {
   return join(dir, tarballs[0] ?? '');
 }
 
+/**
+ * The files each node folder of a package (nodes/<type>/) ships beside its runtime: the dialog,
+ * every help page of locales/, and the icons Node-RED takes from the runtime's folder.
+ */
+function nodeFolderFiles(root: string, pkg: PackageJson): string[] {
+  return Object.values(pkg['node-red']?.nodes ?? {}).flatMap((js) => {
+    const folder = dirname(js);
+    const source = join(root, 'nodes', basename(folder));
+    return [
+      js,
+      js.replace(/\.js$/, '.html'),
+      ...walk(join(source, 'locales')).map((f) => `${folder}/locales/${f}`),
+      ...walk(join(ROOT, 'icons')).map((f) => `${folder}/icons/${f}`),
+    ];
+  });
+}
+
 /** What the source says the package must hold, checked against the installed copy. */
 function checkContents(installed: string, pkg: PackageJson): void {
   const files = new Set(walk(installed));
   const missing = (list: string[]): string[] => list.filter((f) => !files.has(f));
   const want: string[] = ['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md', 'resources/rules.js'];
-  for (const js of Object.values(pkg['node-red']?.nodes ?? {})) want.push(js, js.replace(/\.js$/, '.html'));
+  want.push(...nodeFolderFiles(ROOT, pkg));
   for (const bin of Object.values(pkg.bin ?? {})) want.push(bin.replace(/^\.\//, ''));
   want.push(...walk(join(ROOT, 'resources')).map((f) => `resources/${f}`));
   want.push(...walk(join(ROOT, 'examples')).map((f) => `examples/${f}`));
-  want.push(...walk(join(ROOT, 'icons')).map((f) => `dist/nodes/icons/${f}`));
-  want.push(...walk(join(ROOT, 'locales')).map((f) => `dist/nodes/locales/${f}`));
   for (const js of Object.values(pkg['node-red']?.plugins ?? {})) want.push(js);
   const absent = missing([...new Set(want)]);
   check(absent.length === 0, `the package lacks ${absent.join(', ')} (package.json "files"?)`);
@@ -201,10 +216,8 @@ function checkWidgetContents(installed: string, pkg: PackageJson, main: PackageJ
   check(pkg.dependencies?.[PACKAGE] === main.version, `${WIDGETS} depends on ${PACKAGE} at exactly its version ${main.version} (got ${JSON.stringify(pkg.dependencies)})`);
   check(pkg.version === main.version, `${WIDGETS} has the version of ${PACKAGE} (${pkg.version} against ${main.version})`);
   const want: string[] = ['package.json', 'README.md', 'LICENSE'];
-  for (const js of Object.values(pkg['node-red']?.nodes ?? {})) want.push(js, js.replace(/\.js$/, '.html'));
+  want.push(...nodeFolderFiles(WIDGETS_ROOT, pkg));
   for (const js of Object.values(pkg['node-red']?.plugins ?? {})) want.push(js);
-  want.push(...walk(join(WIDGETS_ROOT, 'locales')).map((f) => `dist/nodes/locales/${f}`));
-  want.push(...walk(join(ROOT, 'icons')).map((f) => `dist/nodes/icons/${f}`));
   const bundles = widgetBundles(pkg).map((w) => `resources/${w.output}`);
   check(bundles.length === 2, `package.json "node-red-dashboard-2" names the two widgets' bundles (got ${bundles.join(', ') || 'none'})`);
   want.push(...bundles);

@@ -7,10 +7,10 @@ import { SNAPSHOT_JPEG } from '../lib/simulator/images';
 import { startSimulator, type Simulator, type StreamStyle } from '../lib/simulator';
 import { StreamSupervisor } from '../lib/stream/supervisor';
 import { DeviceClient } from '../lib/transport/client';
-import deviceNode from '../nodes/ipcam-device';
-import detectionNode from '../nodes/ipcam-detection-stream';
-import inputMonitorNode from '../nodes/ipcam-input-monitor';
-import snapshotNode from '../nodes/ipcam-snapshot';
+import deviceNode from '../nodes/ipcam-device/ipcam-device';
+import detectionNode from '../nodes/ipcam-detection-stream/ipcam-detection-stream';
+import inputMonitorNode from '../nodes/ipcam-input-monitor/ipcam-input-monitor';
+import snapshotNode from '../nodes/ipcam-snapshot/ipcam-snapshot';
 import { expectQuiet, SIM_PASSWORD, SIM_USER, waitFor } from './helpers';
 import { DEVICE, deviceCredentials, deviceDef, getNode, helper, TAB, type FlowNode } from './node-helper';
 

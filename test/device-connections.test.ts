@@ -10,7 +10,7 @@ import { startSimulator, type Simulator } from '../lib/simulator';
 import { CONTROL_CONNECTIONS, DeviceClient } from '../lib/transport/client';
 import { AbortLine } from '../lib/transport/deadline';
 import { Lane } from '../lib/transport/lane';
-import deviceNode from '../nodes/ipcam-device';
+import deviceNode from '../nodes/ipcam-device/ipcam-device';
 import type { DeviceConfigNode } from '../nodes/device-config';
 import { expectQuiet, SIM_PASSWORD, SIM_USER, waitFor } from './helpers';
 import { DEVICE, deviceCredentials, deviceDef, helper } from './node-helper';

@@ -15,12 +15,12 @@ import { DEFAULT_TIMEOUT } from '../lib/transport/options';
 import { ioMonitorPath } from '../lib/ops/io';
 import { startSimulator, type Simulator } from '../lib/simulator';
 import { StreamSupervisor, type StreamState } from '../lib/stream/supervisor';
-import deviceNode from '../nodes/ipcam-device';
-import statusNode from '../nodes/ipcam-device-status';
-import snapshotNode from '../nodes/ipcam-snapshot';
-import inputMonitorNode from '../nodes/ipcam-input-monitor';
+import deviceNode from '../nodes/ipcam-device/ipcam-device';
+import statusNode from '../nodes/ipcam-device-status/ipcam-device-status';
+import snapshotNode from '../nodes/ipcam-snapshot/ipcam-snapshot';
+import inputMonitorNode from '../nodes/ipcam-input-monitor/ipcam-input-monitor';
 import type { NodeMessage, NodeStatus } from '../nodes/red';
-import { expectQuiet, PROJECT_ROOT, SIM_PASSWORD, SIM_USER, waitFor } from './helpers';
+import { expectQuiet, nodeFiles, PROJECT_ROOT, SIM_PASSWORD, SIM_USER, waitFor } from './helpers';
 import { DEVICE, TAB, deviceCredentials, deviceDef, getNode, helper, intercept, isRecord, type FlowNode } from './node-helper';
 
 const NODES = [deviceNode, statusNode, snapshotNode, inputMonitorNode];
@@ -354,7 +354,7 @@ describe('device health', function () {
         const refused = offlineWithinMs(HEARTBEAT_DEFAULT_S * 1000, 0) / 1000;
         assert.equal(seconds, 35);
         const readme = readFileSync(join(PROJECT_ROOT, 'README.md'), 'utf8');
-        const help = readFileSync(join(PROJECT_ROOT, 'locales', 'en-US', 'ipcam-device.html'), 'utf8');
+        const help = readFileSync(nodeFiles('ipcam-device').help, 'utf8');
         for (const [name, text] of [['README', readme], ['device help', help]] as const) {
           assert.ok(text.includes(`**${seconds} s**`) || text.includes(`<b>${seconds} s</b>`), `${name} does not state ${seconds} s`);
           assert.ok(text.includes(`**${refused} s**`) || text.includes(`<b>${refused} s</b>`), `${name} does not state ${refused} s`);

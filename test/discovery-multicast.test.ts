@@ -11,7 +11,7 @@
  */
 import { strict as assert } from 'node:assert';
 import { createSocket } from 'node:dgram';
-import deviceNode from '../nodes/ipcam-device';
+import deviceNode from '../nodes/ipcam-device/ipcam-device';
 import type { FoundDevice } from '../nodes/discovery-search';
 import { discoverDevices } from '../lib/discovery/probe';
 import { WSD_MULTICAST_ADDRESS, WSD_PORT } from '../lib/discovery/wsd';

@@ -3,7 +3,7 @@
  * is in it with exactly the limits lib/params gives, so no dialog keeps a rule of its own.
  */
 import { strict as assert } from 'node:assert';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runInNewContext } from 'node:vm';
 import { EDGE_RECORD_OPERATIONS, OP_CLASSES, REQUEST_OPERATIONS, type Operation } from '../lib/ops';
@@ -11,7 +11,7 @@ import { NODE_SETTINGS, settingsLimits } from '../lib/settings';
 import { EVENT_SERVER_SETTINGS } from '../lib/events/server';
 import { RELAY_SETTINGS } from '../lib/ops/relay';
 import { checkCameraSettings, checkRows, UI_CAMERA_SETTINGS, UI_PLATES_SETTINGS } from '../lib/widget-settings';
-import { NODE_PACKAGES, PROJECT_ROOT, declaredNodeTypes } from './helpers';
+import { NODE_PACKAGES, PROJECT_ROOT, declaredNodeTypes, nodeFiles, nodeFolders } from './helpers';
 
 interface RulesEntry {
   name: string;
@@ -56,7 +56,7 @@ describe('editor rules generated from lib/ops', function () {
   });
 
   it('the generated help names the class of every operation, and why the shell characters are refused', function () {
-    const help = readFileSync(join(PROJECT_ROOT, 'dist', 'nodes', 'locales', 'en-US', 'ipcam-request.html'), 'utf8');
+    const help = readFileSync(nodeFiles('ipcam-request').shippedHelp, 'utf8');
     for (const op of REQUEST_OPERATIONS.values()) assert.match(help, new RegExp(`<dt>${op.name} <span class="property-type">[A-Z]+, [a-z]+, ${op.class}</span>`), op.name);
     assert.match(help, /a shell acts on them/);
     assert.match(help, /no word starting with a dash/);
@@ -73,7 +73,7 @@ describe('editor rules generated from lib/ops', function () {
     assert.deepEqual(rules.ptz, lib.ptz);
     // Every node type has its settings there (the two operation nodes: Overrides).
     // Both packages' node types: the widgets' dialogs take their rules from this package too.
-    const types = NODE_PACKAGES.flatMap((root) => readdirSync(join(root, 'nodes')).filter((f) => f.endsWith('.html')).map((f) => f.replace(/\.html$/, '')));
+    const types = NODE_PACKAGES.flatMap(nodeFolders);
     assert.deepEqual(Object.keys(rules.settings).sort(), types.sort());
   });
 
@@ -102,9 +102,9 @@ describe('editor rules generated from lib/ops', function () {
   it('every dialog loads the shared editor code and the rules, copies no rule and has a palette label', function () {
     // One dialog per node type of each package's package.json (a new node type needs no change here).
     const files = NODE_PACKAGES.flatMap((root) => {
-      const dialogs = readdirSync(join(root, 'nodes')).filter((f) => f.endsWith('.html'));
-      assert.deepEqual(dialogs.map((f) => f.replace(/\.html$/, '')).sort(), declaredNodeTypes(root).sort(), root);
-      return dialogs.map((f) => join(root, 'nodes', f));
+      const types = nodeFolders(root);
+      assert.deepEqual(types.sort(), declaredNodeTypes(root).sort(), root);
+      return types.map((type) => nodeFiles(type).dialog);
     });
     for (const file of files) {
       const html = readFileSync(file, 'utf8');

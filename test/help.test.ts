@@ -6,23 +6,22 @@
  * parameter of lib/ops carries a plain label into the generated rules and help.
  */
 import { strict as assert } from 'node:assert';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { EDGE_RECORD_OPERATIONS, REQUEST_OPERATIONS } from '../lib/ops';
 import { STATUS_OF_NODE, statusHelp } from '../lib/status';
-import { NODE_PACKAGES, PROJECT_ROOT, declaredNodeTypes } from './helpers';
+import { NODE_PACKAGES, PROJECT_ROOT, declaredNodeTypes, nodeFiles, nodeFolders } from './helpers';
 
 /** Where a help page is written and where its package ships it (both packages: the nodes and the widgets). */
-const SOURCE = (file: string): string => join(PAGE_ROOT.get(file) ?? PROJECT_ROOT, 'locales', 'en-US', file);
-const SHIPPED = (file: string): string => join(PAGE_ROOT.get(file) ?? PROJECT_ROOT, 'dist', 'nodes', 'locales', 'en-US', file);
+const SOURCE = (file: string): string => nodeFiles(file.replace(/\.html$/, '')).help;
+const SHIPPED = (file: string): string => nodeFiles(file.replace(/\.html$/, '')).shippedHelp;
 const PARTS = join(PROJECT_ROOT, 'docs', 'help');
 /** Help owned by other work (the device config node and its companions). */
 const NOT_HERE = new Set(['ipcam-device.html', 'ipcam-discover.html', 'ipcam-device-status.html']);
 /** The core HTTP request node, the most configurable core node, needs 96 lines. */
 const CORE_MOST = 96;
 
-const PAGE_ROOT = new Map(NODE_PACKAGES.flatMap((root) => readdirSync(join(root, 'locales', 'en-US')).map((f) => [f, root] as const)));
-const PAGES = [...PAGE_ROOT.keys()].filter((f) => f.endsWith('.html') && !NOT_HERE.has(f));
+const PAGES = NODE_PACKAGES.flatMap(nodeFolders).map((type) => `${type}.html`).filter((f) => !NOT_HERE.has(f));
 const NODE_TYPES = NODE_PACKAGES.flatMap(declaredNodeTypes);
 
 /** A help page as shipped, without the operation list the build generates from lib/ops (reference, not prose). */
@@ -44,10 +43,8 @@ describe('help pages', function () {
     for (const type of Object.keys(STATUS_OF_NODE)) {
       const file = `${type}.html`;
       // A Dashboard widget's help is its own package's (packages/node-red-dashboard-2-ipcam).
-      const widget = join(PROJECT_ROOT, 'packages', 'node-red-dashboard-2-ipcam');
-      const home = existsSync(join(widget, 'locales', 'en-US', file)) ? widget : PROJECT_ROOT;
-      const source = readFileSync(join(home, 'locales', 'en-US', file), 'utf8');
-      const shipped = readFileSync(join(home, 'dist', 'nodes', 'locales', 'en-US', file), 'utf8');
+      const source = readFileSync(SOURCE(file), 'utf8');
+      const shipped = readFileSync(SHIPPED(file), 'utf8');
       assert.ok(source.includes(`<!-- IPCAM-STATUS: ${type} -->`), `${file} has no status placeholder`);
       assert.doesNotMatch(source, /Status:/, `${file} writes its own status words`);
       assert.equal(shipped.split(`<p>${statusHelp(type)}</p>`).length, 2, `${file}: the status line of the vocabulary, once`);

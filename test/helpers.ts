@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { IpcamError } from '../lib/errors';
 import { resolve } from 'node:path';
@@ -9,8 +9,27 @@ import type { RecordedRequest, Simulator } from '../lib/simulator';
 export const PROJECT_ROOT = resolve(__dirname, '..', '..');
 /** The Dashboard 2 widgets, a package of their own in this repository (an npm workspace). */
 export const WIDGETS_ROOT = resolve(PROJECT_ROOT, 'packages', 'node-red-dashboard-2-ipcam');
-/** Both packages of node types: each has nodes/, locales/ and a "node-red" section in package.json. */
+/** Both packages of node types: each has a folder per node in nodes/ and a "node-red" section in package.json. */
 export const NODE_PACKAGES = [PROJECT_ROOT, WIDGETS_ROOT];
+
+/** The node folders of a package: nodes/<type>/ holding <type>.ts (runtime), <type>.html (dialog) and its help. */
+export function nodeFolders(root: string): string[] {
+  return readdirSync(resolve(root, 'nodes'), { withFileTypes: true })
+    .filter((d) => d.isDirectory() && existsSync(resolve(root, 'nodes', d.name, `${d.name}.ts`)))
+    .map((d) => d.name);
+}
+
+/** Where the files of node `type` are, in whichever package holds it: its dialog, and its help as written and as shipped. */
+export function nodeFiles(type: string): { root: string; dialog: string; help: string; shippedHelp: string } {
+  const root = NODE_PACKAGES.find((r) => existsSync(resolve(r, 'nodes', type, `${type}.ts`)));
+  if (root === undefined) throw new Error(`no node folder nodes/${type}/ in either package`);
+  return {
+    root,
+    dialog: resolve(root, 'nodes', type, `${type}.html`),
+    help: resolve(root, 'nodes', type, 'locales', 'en-US', `${type}.html`),
+    shippedHelp: resolve(root, 'dist', 'nodes', type, 'locales', 'en-US', `${type}.html`),
+  };
+}
 
 /** The node types a package's package.json declares. */
 export function declaredNodeTypes(root: string): string[] {

@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { startSimulator, type Simulator, type SimulatorAuth } from '../lib/simulator';
-import deviceNode from '../nodes/ipcam-device';
+import deviceNode from '../nodes/ipcam-device/ipcam-device';
 import { SIM_PASSWORD, SIM_USER } from './helpers';
 import { DEVICE, SocketTracker, assertNoSecret, closedPort, deviceCredentials, deviceDef, getNode, helper, isRecord, logTexts, type AdminAnswer, type NodeModule } from './node-helper';
 

@@ -4,8 +4,8 @@
  * machine), found, marked deployed, identified with the credentials each may get, no secret out.
  */
 import { strict as assert } from 'node:assert';
-import deviceNode from '../nodes/ipcam-device';
-import discoverNode from '../nodes/ipcam-discover';
+import deviceNode from '../nodes/ipcam-device/ipcam-device';
+import discoverNode from '../nodes/ipcam-discover/ipcam-discover';
 import type { FoundDevice } from '../nodes/discovery-search';
 import { startSimulator, type Simulator } from '../lib/simulator';
 import { expectQuiet, SIM_PASSWORD, waitFor } from './helpers';

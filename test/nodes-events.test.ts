@@ -16,9 +16,9 @@ import { startSimulator, type PostEventOptions, type Simulator } from '../lib/si
 import { SUCCESS_DOCUMENT } from '../lib/events/server';
 import { BROKEN_CURRENT_TIME, buildPlateEvent, EventPoster, type EventFormat } from '../lib/simulator/events';
 import { PLATE_JPEG, SNAPSHOT_JPEG } from '../lib/simulator/images';
-import deviceNode from '../nodes/ipcam-device';
-import eventServerNode from '../nodes/ipcam-event-server';
-import plateEventNode from '../nodes/ipcam-plate-event';
+import deviceNode from '../nodes/ipcam-device/ipcam-device';
+import eventServerNode from '../nodes/ipcam-event-server/ipcam-event-server';
+import plateEventNode from '../nodes/ipcam-plate-event/ipcam-plate-event';
 import type { EventServerConfigNode } from '../nodes/event-config';
 import type { NodeMessage, NodeStatus } from '../nodes/red';
 import { CAPTURES, SIM_PASSWORD, SIM_USER, jpegGrownTo } from './helpers';

@@ -8,8 +8,8 @@
 import { strict as assert } from 'node:assert';
 import { REQUEST_OPERATIONS } from '../lib/ops';
 import { startSimulator, type Simulator } from '../lib/simulator';
-import deviceNode from '../nodes/ipcam-device';
-import requestNode from '../nodes/ipcam-request';
+import deviceNode from '../nodes/ipcam-device/ipcam-device';
+import requestNode from '../nodes/ipcam-request/ipcam-request';
 import { SIM_PASSWORD, SIM_USER } from './helpers';
 import { DOWNLOAD_TYPES, HOSTILE_SVG } from './hostile-content';
 import { ITEM_5, ITEM_5_ANSWERS, ITEM_5_LOCAL, SERVER_TESTS, SHELL_VALUES } from './op-classes-cases';

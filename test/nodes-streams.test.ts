@@ -2,9 +2,9 @@ import { strict as assert } from 'node:assert';
 import { setTimeout as sleep } from 'node:timers/promises';
 import sinon from 'sinon';
 import { startSimulator, type Simulator } from '../lib/simulator';
-import deviceNode from '../nodes/ipcam-device';
-import detectionNode from '../nodes/ipcam-detection-stream';
-import inputMonitorNode from '../nodes/ipcam-input-monitor';
+import deviceNode from '../nodes/ipcam-device/ipcam-device';
+import detectionNode from '../nodes/ipcam-detection-stream/ipcam-detection-stream';
+import inputMonitorNode from '../nodes/ipcam-input-monitor/ipcam-input-monitor';
 import type { NodeAPI, NodeMessage, NodeStatus } from '../nodes/red';
 import { expectQuiet, SIM_PASSWORD, SIM_USER, waitFor } from './helpers';
 import {

@@ -6,7 +6,7 @@ import { NONE_HINT } from '../lib/payload';
 import { IpcamError } from '../lib/errors';
 import { startSimulator, type RecordedRequest, type RelayChange, type Simulator } from '../lib/simulator';
 import { DeviceClient } from '../lib/transport/client';
-import { PROJECT_ROOT, SIM_PASSWORD, SIM_USER, waitFor, expectRejection } from './helpers';
+import { nodeFiles, PROJECT_ROOT, SIM_PASSWORD, SIM_USER, waitFor, expectRejection } from './helpers';
 import { ACCEPTED_RELAY_STRINGS, REJECTED_RELAY_PAYLOADS } from './relay-payloads';
 
 const OUTPUT = '/cgi-bin/admin/output';
@@ -261,8 +261,8 @@ describe('relay commands (short forms and the object form)', function () {
 
   it('the README and the node help name exactly the strings lib/ops/relay.ts accepts', function () {
     const readmeRow = readFileSync(join(PROJECT_ROOT, 'README.md'), 'utf8').split('\n').find((l) => l.startsWith('| relay |')) ?? '';
-    const help = readFileSync(join(PROJECT_ROOT, 'locales', 'en-US', 'ipcam-relay.html'), 'utf8');
-    const tip = readFileSync(join(PROJECT_ROOT, 'nodes', 'ipcam-relay.html'), 'utf8');
+    const help = readFileSync(nodeFiles('ipcam-relay').help, 'utf8');
+    const tip = readFileSync(nodeFiles('ipcam-relay').dialog, 'utf8');
     const words = [...RELAY_SHORT_STRINGS.keys()];
     assert.deepEqual(words, ['true', 'false', 'on', 'off', '1', '0', 'pulse', 'check']);
     for (const word of words) {

@@ -9,8 +9,8 @@ import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SECRET_PARAM_NAMES, withoutSecretParams } from '../lib/ops';
-import deviceNode from '../nodes/ipcam-device';
-import requestNode from '../nodes/ipcam-request';
+import deviceNode from '../nodes/ipcam-device/ipcam-device';
+import requestNode from '../nodes/ipcam-request/ipcam-request';
 import { DEVICE, FlowWatch, actionFlow, deviceCredentials, deviceDef, helper, isRecord, type FlowNode } from './node-helper';
 
 const REQUEST = 'req1';

@@ -16,8 +16,8 @@ import { setHttpPostConfig } from '../lib/ops/http-post';
 import { addPlates, deletePlates, modifyPlate } from '../lib/ops/plates';
 import { PtzMover } from '../lib/ops/ptz-mover';
 import { getVehicleConfig, setVehicleConfig } from '../lib/ops/vehicle-config';
-import deviceNode from '../nodes/ipcam-device';
-import ptzNode from '../nodes/ipcam-ptz';
+import deviceNode from '../nodes/ipcam-device/ipcam-device';
+import ptzNode from '../nodes/ipcam-ptz/ipcam-ptz';
 import { SIM_PASSWORD, SIM_USER } from './helpers';
 import { FlowWatch, actionFlow, deviceCredentials, deviceDef, helper, isRecord } from './node-helper';
 

@@ -9,7 +9,7 @@ import { createServer as createHttpServer, type IncomingMessage, type ServerResp
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { destinationChanges, resolveDeviceOptions } from '../lib/transport/options';
-import deviceNode from '../nodes/ipcam-device';
+import deviceNode from '../nodes/ipcam-device/ipcam-device';
 import { fixture, SIM_PASSWORD } from './helpers';
 import { DEVICE, assertNoSecret, closedPort, deviceCredentials, deviceDef, helper, isRecord, logTexts } from './node-helper';
 

@@ -9,8 +9,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { IpcamError } from '../lib/errors';
 import * as status from '../lib/status';
-import deviceNode from '../nodes/ipcam-device';
-import snapshotNode from '../nodes/ipcam-snapshot';
+import deviceNode from '../nodes/ipcam-device/ipcam-device';
+import snapshotNode from '../nodes/ipcam-snapshot/ipcam-snapshot';
 import { PROJECT_ROOT, declaredNodeTypes } from './helpers';
 import { actionFlow, DEVICE, deviceCredentials, deviceDef, getNode, helper } from './node-helper';
 

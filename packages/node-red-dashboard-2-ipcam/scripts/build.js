@@ -10,7 +10,7 @@ const pkg = path.resolve(__dirname, '..');
 const repo = path.resolve(pkg, '..', '..');
 const out = path.join(pkg, 'dist');
 const nodesOut = path.join(out, 'nodes');
-const { withDialogParts, withHelpParts, withStatusLines } = require(path.join(repo, 'scripts', 'editor-parts.js'));
+const { placeNodeFolders } = require(path.join(repo, 'scripts', 'editor-parts.js'));
 
 // `--release` (npm pack and publish, through `prepack`): no source maps, as in the main package.
 const release = process.argv.includes('--release');
@@ -24,20 +24,10 @@ const tscArgs = [require.resolve('typescript/bin/tsc'), '-p', pkg];
 if (release) tscArgs.push('--sourceMap', 'false');
 execFileSync(process.execPath, tscArgs, { stdio: 'inherit' });
 
-for (const file of fs.readdirSync(path.join(pkg, 'nodes')).filter((f) => f.endsWith('.html'))) {
-  fs.writeFileSync(path.join(nodesOut, file), withDialogParts(fs.readFileSync(path.join(pkg, 'nodes', file), 'utf8'), `nodes/${file}`));
-}
-const helpOut = path.join(nodesOut, 'locales', 'en-US');
-fs.mkdirSync(helpOut, { recursive: true });
-let composed = 0;
-for (const file of fs.readdirSync(path.join(pkg, 'locales', 'en-US')).filter((f) => f.endsWith('.html'))) {
-  const { text, count } = withHelpParts(fs.readFileSync(path.join(pkg, 'locales', 'en-US', file), 'utf8'), `locales/en-US/${file}`);
-  composed += count;
-  // The widget's "Status:" line, from the main package's status vocabulary (lib/status).
-  fs.writeFileSync(path.join(helpOut, file), withStatusLines(text, `locales/en-US/${file}`).text);
-}
-// The palette icon is the main package's: one file in the repository, a copy in each package.
-fs.cpSync(path.join(repo, 'icons'), path.join(nodesOut, 'icons'), { recursive: true });
-console.log(`build (node-red-dashboard-2-ipcam): dialogs, help (${composed} shared parts composed) and icons placed beside the compiled nodes`);
+// A folder per widget node (nodes/<type>/), placed as the main package places its own: dialog and
+// help with their shared parts, the "Status:" line from the main package's vocabulary (lib/status),
+// and the palette icon (one file in the repository, a copy in each package).
+const placed = placeNodeFolders(pkg, nodesOut);
+console.log(`build (node-red-dashboard-2-ipcam): ${placed.types.length} widget node folders placed in dist/nodes/<type>/ (dialog, help with ${placed.parts} shared parts and ${placed.lines} status lines, icons)`);
 
 execFileSync(process.execPath, [path.join(__dirname, 'build-ui.mjs'), ...(release ? ['--release'] : [])], { stdio: 'inherit' });

@@ -1,0 +1,84 @@
+import { DETECTION_STALL_TIMEOUT, detectionPath, parseIdList, parseLevels, readDetection, type DetectionLevel, type DetectionType } from '../../lib/ops/io';
+import { failureLine } from '../../lib/refusal';
+import { failed, levelEvent, levelsRead } from '../../lib/status';
+import { RepeatWatch } from '../../lib/stream/repeat';
+import { unknownWord } from '../../lib/suggest';
+import { FailureLine, handleInput } from '../action';
+import type { Node, NodeAPI, NodeDef, NodeMessage } from '../red';
+import { handleCommands, superviseStream } from '../stream-node';
+
+interface DetectionDef extends NodeDef {
+  device?: string;
+  detection?: string;
+  groups?: string;
+  mode?: string;
+  emit?: string;
+}
+
+type EmitPolicy = 'every' | 'change' | 'trigger';
+
+/**
+ * Decides which readings become messages: all, those that changed, or those that flip a trigger.
+ * The key of the last reading is kept, not the reading: a stream repeats its levels every
+ * second, and the key of the previous reading would otherwise be built again each time.
+ */
+function emitter(policy: EmitPolicy): (levels: DetectionLevel[]) => boolean {
+  if (policy === 'every') return () => true;
+  const keyOf = policy === 'change' ? (l: DetectionLevel) => `${l.group}:${l.level}:${l.threshold}` : (l: DetectionLevel) => `${l.group}:${l.triggered}`;
+  let last: string | undefined;
+  return (levels) => {
+    const previous = last;
+    last = levels.map(keyOf).join();
+    if (previous === undefined) return policy === 'change' || levels.some((l) => l.triggered);
+    return last !== previous;
+  };
+}
+
+export = function register(RED: NodeAPI): void {
+  function IpcamDetectionStreamNode(this: Node, def: DetectionDef): void {
+    RED.nodes.createNode(this, def);
+    const type = (def.detection || 'motion') as DetectionType;
+    const policy = (def.emit || 'change') as EmitPolicy;
+    const shouldEmit = emitter(policy);
+    const toMessage = (levels: DetectionLevel[]): NodeMessage => ({ topic: type, payload: levels });
+
+    if (def.mode === 'single') {
+      // One reading per input message, on the device's pool like any request.
+      handleInput(RED, this, def.device, async (msg, client, signal) => {
+        const levels = await readDetection(client, type, parseIdList(def.groups, 'Groups'), signal);
+        msg.topic = type;
+        msg.payload = levels;
+        return levelsRead(levels.length);
+      });
+      return;
+    }
+    if (!['every', 'change', 'trigger'].includes(policy)) {
+      const error = unknownWord('emit setting', policy, ['every', 'change', 'trigger']);
+      this.status(failed(error));
+      this.error(new FailureLine(failureLine(error), error.code));
+      return;
+    }
+    const repeats = policy === 'every' ? undefined : new RepeatWatch();
+    const control = superviseStream(
+      RED,
+      this,
+      def.device,
+      () => detectionPath(type, parseIdList(def.groups, 'Groups'), false),
+      (part) => {
+        // An idle stream sends the same reading every second: the same bytes make the same levels,
+        // which 'change' and 'trigger' drop, so a repeat is dropped before it is parsed.
+        if (repeats?.repeats(part.body)) return;
+        const levels = parseLevels(part.body.toString('latin1'));
+        if (levels.length === 0 || !shouldEmit(levels)) return;
+        this.send(toMessage(levels));
+        const top = levels.reduce((a, b) => (b.level > a.level ? b : a));
+        control?.showEvent(levelEvent(top.triggered, top.level));
+      },
+      { stallTimeout: DETECTION_STALL_TIMEOUT },
+    );
+    if (!control) return;
+    control.start();
+    handleCommands(this, control);
+  }
+  RED.nodes.registerType('ipcam-detection-stream', IpcamDetectionStreamNode as (this: never, def: never) => void);
+};

@@ -1,0 +1,23 @@
+import { inputError } from '../../lib/errors';
+import { plateModified } from '../../lib/status';
+import { modifyPlate } from '../../lib/ops/plates';
+import { handleInput, payloadObject } from '../action';
+import type { Node, NodeAPI, NodeDef } from '../red';
+
+interface PlateModifyDef extends NodeDef {
+  device?: string;
+  group?: string;
+}
+
+export = function register(RED: NodeAPI): void {
+  function IpcamPlateModifyNode(this: Node, def: PlateModifyDef): void {
+    RED.nodes.createNode(this, def);
+    handleInput(RED, this, def.device, async (msg, client, signal) => {
+      const change = payloadObject(msg);
+      if (!change) throw inputError('msg.payload must be { plate, group?, owner?, phone?, begin?, end? }');
+      msg.payload = await modifyPlate(client, { group: def.group || undefined, ...change }, { signal });
+      return plateModified();
+    }, def);
+  }
+  RED.nodes.registerType('ipcam-plate-modify', IpcamPlateModifyNode as (this: never, def: never) => void);
+};

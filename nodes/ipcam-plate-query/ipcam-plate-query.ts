@@ -1,0 +1,24 @@
+import { queryPlates, type PlateQuery } from '../../lib/ops/plates';
+import { platesFound } from '../../lib/status';
+import { handleInput, payloadObject } from '../action';
+import type { Node, NodeAPI, NodeDef } from '../red';
+
+interface PlateQueryDef extends NodeDef {
+  device?: string;
+  group?: string;
+  overrides?: string;
+}
+
+export = function register(RED: NodeAPI): void {
+  function IpcamPlateQueryNode(this: Node, def: PlateQueryDef): void {
+    RED.nodes.createNode(this, def);
+    handleInput(RED, this, def.device, async (msg, client, signal) => {
+      const query = { group: def.group || undefined, ...payloadObject(msg) } as PlateQuery;
+      const { plates, total } = await queryPlates(client, query, { signal });
+      msg.payload = plates;
+      msg['total'] = total;
+      return platesFound(plates.length, total);
+    }, def);
+  }
+  RED.nodes.registerType('ipcam-plate-query', IpcamPlateQueryNode as (this: never, def: never) => void);
+};

@@ -1,0 +1,26 @@
+import { echo } from '../../lib/echo';
+import { syncPlates } from '../../lib/ops/plate-sync';
+import { synced } from '../../lib/status';
+import { handleInput } from '../action';
+import type { Node, NodeAPI, NodeDef } from '../red';
+
+interface PlateSyncDef extends NodeDef {
+  device?: string;
+  group?: string;
+  dryRun?: boolean;
+}
+
+export = function register(RED: NodeAPI): void {
+  function IpcamPlateSyncNode(this: Node, def: PlateSyncDef): void {
+    RED.nodes.createNode(this, def);
+    handleInput(RED, this, def.device, async (msg, client, signal) => {
+      const report = await syncPlates(client, msg.payload, { group: def.group || undefined, dryRun: def.dryRun === true, signal });
+      msg.payload = report;
+      if (report.failed.length > 0) {
+        this.warn(`${report.failed.length} plates could not be synced: ${report.failed.slice(0, 5).map((f) => `${echo(f.plate)} (${f.action}: ${f.error})`).join(', ')}`);
+      }
+      return synced({ added: report.added.length, modified: report.modified.length, removed: report.removed.length, failed: report.failed.length }, report.dryRun);
+    }, def);
+  }
+  RED.nodes.registerType('ipcam-plate-sync', IpcamPlateSyncNode as (this: never, def: never) => void);
+};

@@ -1,0 +1,34 @@
+import { pulseRelay, readRelay, relayCommand, runRelaySequence, setRelay } from '../../lib/ops/relay';
+import { relayDone } from '../../lib/status';
+import { handleInput } from '../action';
+import type { Node, NodeAPI, NodeDef } from '../red';
+
+interface RelayDef extends NodeDef {
+  device?: string;
+  output?: string | number;
+  mode?: string;
+  pulse?: string | number;
+  sequence?: string;
+  overrides?: string;
+}
+
+export = function register(RED: NodeAPI): void {
+  function IpcamRelayNode(this: Node, def: RelayDef): void {
+    RED.nodes.createNode(this, def);
+    handleInput(RED, this, def.device, async (msg, client, signal) => {
+      // Checked whole before anything is sent: an unknown payload is EINPUT, never Mode.
+      const r = relayCommand(msg.payload, def);
+      const state =
+        r.mode === 'check'
+          ? await readRelay(client, r.output, signal)
+          : r.mode === 'pulse'
+            ? await pulseRelay(client, r.output, r.pulse, signal)
+            : r.mode === 'sequence'
+              ? await runRelaySequence(client, r.output, r.sequence, signal)
+              : await setRelay(client, r.output, r.mode === 'on', signal);
+      msg.payload = state;
+      return relayDone(state.output, state.active, r.mode === 'pulse');
+    }, def);
+  }
+  RED.nodes.registerType('ipcam-relay', IpcamRelayNode as (this: never, def: never) => void);
+};

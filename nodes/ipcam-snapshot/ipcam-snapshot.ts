@@ -1,0 +1,44 @@
+import { echo } from '../../lib/echo';
+import { image as imageStatus } from '../../lib/status';
+import { inputError } from '../../lib/errors';
+import { SNAPSHOT_FORMATS, takeSnapshot, type SnapshotSource } from '../../lib/ops/snapshot';
+import type { CgiValue } from '../../lib/cgi/codec';
+import { handleInput, payloadObject } from '../action';
+import type { Node, NodeAPI, NodeDef, NodeMessage } from '../red';
+
+interface SnapshotDef extends NodeDef {
+  device?: string;
+  source?: string;
+  channel?: string | number;
+  format?: string;
+  overrides?: string;
+}
+
+type OutputFormat = (typeof SNAPSHOT_FORMATS)[number];
+const FORMATS: readonly string[] = SNAPSHOT_FORMATS;
+
+function formatImage(image: Buffer, contentType: string, format: OutputFormat): Buffer | string {
+  if (format === 'buffer') return image;
+  const base64 = image.toString('base64');
+  return format === 'base64' ? base64 : `data:${contentType};base64,${base64}`;
+}
+
+export = function register(RED: NodeAPI): void {
+  function IpcamSnapshotNode(this: Node, def: SnapshotDef): void {
+    RED.nodes.createNode(this, def);
+    handleInput(RED, this, def.device, async (msg: NodeMessage, client, signal) => {
+      const format = (def.format || 'buffer') as OutputFormat;
+      if (!FORMATS.includes(format)) throw inputError(`Unknown output format ${echo(format)}: use buffer, base64 or dataurl`);
+      const override = payloadObject(msg) ?? {};
+      const source = (override['source'] ?? (def.source || 'jpg')) as SnapshotSource;
+      const params = override['params'] as Record<string, CgiValue> | undefined;
+      // The channel setting belongs to the xml source; a message may name one for it.
+      const channel = override['channel'] ?? (source === 'xml' ? def.channel : undefined);
+      const snapshot = await takeSnapshot(client, { source, params, channel, signal });
+      msg.payload = formatImage(snapshot.image, snapshot.contentType, format);
+      msg['contentType'] = snapshot.contentType;
+      return imageStatus(snapshot.image.length);
+    }, def);
+  }
+  RED.nodes.registerType('ipcam-snapshot', IpcamSnapshotNode as (this: never, def: never) => void);
+};

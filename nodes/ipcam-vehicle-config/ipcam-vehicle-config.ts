@@ -1,0 +1,26 @@
+import { checkChannel } from '../../lib/xml/channel';
+import { vehicleConfig } from '../../lib/status';
+import { getVehicleConfig, setVehicleConfig } from '../../lib/ops/vehicle-config';
+import { handleInput, payloadObject } from '../action';
+import type { Node, NodeAPI, NodeDef } from '../red';
+
+interface VehicleConfigDef extends NodeDef {
+  device?: string;
+  channel?: string | number;
+  overrides?: string;
+}
+
+export = function register(RED: NodeAPI): void {
+  function IpcamVehicleConfigNode(this: Node, def: VehicleConfigDef): void {
+    RED.nodes.createNode(this, def);
+    handleInput(RED, this, def.device, async (msg, client, signal) => {
+      const { channel: channelOverride, ...change } = payloadObject(msg) ?? {};
+      const channelValue = channelOverride ?? def.channel;
+      const channel = channelValue === undefined || channelValue === '' ? undefined : checkChannel(channelValue);
+      const changing = Object.keys(change).length > 0;
+      msg.payload = changing ? await setVehicleConfig(client, change, { channel, signal }) : await getVehicleConfig(client, { channel, signal });
+      return vehicleConfig(changing);
+    }, def);
+  }
+  RED.nodes.registerType('ipcam-vehicle-config', IpcamVehicleConfigNode as (this: never, def: never) => void);
+};
