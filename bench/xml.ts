@@ -3,7 +3,7 @@ import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { XMLParser } from 'fast-xml-parser';
 import { decodeImage, imageBase64, isTrackingPost, parseDevicePost } from '../lib/events/parse';
-import { IpcamError } from '../lib/errors';
+import { IpcamError } from '../lib/errors/errors';
 import type { Simulator } from '../lib/simulator';
 import { buildPlateEvent, buildTrackingPost } from '../lib/simulator/events';
 import { PLATE_JPEG, SNAPSHOT_JPEG } from '../lib/simulator/images';

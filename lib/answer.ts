@@ -7,8 +7,8 @@
  * success. Text answers are decoded here, by their declared charset.
  */
 import { cgiFailure, withoutMissingGroups } from './cgi/codec';
-import { withSecrets } from './echo';
-import { IpcamError } from './errors';
+import { withSecrets } from './errors/echo';
+import { IpcamError } from './errors/errors';
 import type { DeviceClient, DeviceStream, RequestOptions, StreamOptions } from './transport/client';
 import { parseXml, type XmlElement } from './xml/codec';
 import { failureOf } from './xml/device-errors';

@@ -1,5 +1,5 @@
 /** The protocol library: usable without Node-RED. */
-export { IpcamError, type IpcamErrorCode } from './errors';
+export { IpcamError, type IpcamErrorCode } from './errors/errors';
 export { DeviceClient, type ClientHooks, type DeviceResponse, type DeviceStream, type ExchangeOutcome, type RequestOptions, type StreamOptions } from './transport/client';
 export type { DeviceOptions } from './transport/options';
 export type { StreamBody, StreamSink } from './transport/stream-body';
@@ -9,6 +9,5 @@ export { listParams, updateParams, addParamGroup, removeParamGroup } from './ops
 export { takeSnapshot, type Snapshot, type SnapshotRequest, type SnapshotSource } from './ops/snapshot';
 export { parseXml, toTyped, buildDocument, xml, XML_NS, type XmlElement, type XmlValue } from './xml/codec';
 export { xmlExchange as xmlCall } from './answer';
-export { getDeviceInfo, type XmlDeviceInfo } from './ops/device-info';
-export { identifyDevice, type DeviceIdentity } from './device-info';
+export { getDeviceInfo, identifyDevice, type DeviceIdentity, type XmlDeviceInfo } from './ops/device-info';
 export { startSimulator, type Simulator, type SimulatorOptions } from './simulator';

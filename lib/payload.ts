@@ -4,10 +4,10 @@
  * before anything is sent. A key nobody asked for is EINPUT naming it and the nearest known key,
  * never ignored: `{ "stat": "off" }` must not switch a relay on by its Mode setting.
  */
-import { echo } from './echo';
-import { inputError } from './errors';
-import { nearest, unknownKey, unknownWord } from './suggest';
-import { oneOf, withDefault } from './params';
+import { echo } from './errors/echo';
+import { inputError } from './errors/errors';
+import { nearest, unknownKey, unknownWord } from './input/suggest';
+import { oneOf, withDefault } from './input/params';
 
 /**
  * The `overrides` setting of an action node: `payload` (also when absent) lets a payload command

@@ -14,12 +14,12 @@ import { GROUPS_SETTING } from './events/filter';
 import { LIST_TYPES } from './events/parse';
 import { IMAGE_MODES } from './events/plate-message';
 import { EVENT_SERVER_SETTINGS } from './events/server';
-import { echo } from './echo';
-import { IpcamError, inputError } from './errors';
-import { int, isBlank, labelled, oneOf, optional, text, withDefault, type FieldLimits, type Param } from './params';
-import { nearest } from './suggest';
+import { echo } from './errors/echo';
+import { IpcamError, inputError } from './errors/errors';
+import { int, isBlank, labelled, oneOf, optional, text, withDefault, type FieldLimits, type Param } from './input/params';
+import { nearest } from './input/suggest';
 import { OVERRIDES } from './payload';
-import { MAX_DURATION } from './timed-moves';
+import { MAX_DURATION } from './ops/ptz-timed-moves';
 import { HOST, PORT, TIMEOUT } from './transport/options';
 import { HEARTBEAT } from './health/heartbeat-setting';
 import { MAX_CHANNEL } from './xml/channel';
@@ -27,7 +27,7 @@ import { PLATE_GROUP } from './ops/plate-input';
 import { DEFAULT_SPEED_RANGE, PTZ_ACTIONS } from './ops/ptz-xml';
 import { XML_PTZ_COMMANDS } from './ops/ptz-mover';
 import { XML_CRUISE_ID, XML_PRESET_ID, XML_PRESET_NAME_MAX } from './ops/ptz-presets';
-import { UI_CAMERA_SETTINGS, UI_PLATES_SETTINGS } from './widget-settings';
+import { UI_CAMERA_SETTINGS, UI_PLATES_SETTINGS } from './widgets/settings';
 import { HA_SETTINGS } from './ha/settings';
 
 /** A channel setting: blank leaves the device's default. */

@@ -1,11 +1,11 @@
 import { setMaxListeners } from 'node:events';
-import { oneLine } from '../lib/echo';
-import { IpcamError } from '../lib/errors';
+import { oneLine } from '../lib/errors/echo';
+import { IpcamError } from '../lib/errors/errors';
 import { withoutSecretParams } from '../lib/ops';
 import { OVERRIDES, checkPayloadKeys } from '../lib/payload';
 import { settingsProblem } from '../lib/settings';
-import { failureLine, failureMessage, type DeviceLabel } from '../lib/refusal';
-import { cleared, deviceState, failed, requesting, type Status } from '../lib/status';
+import { failureLine, failureMessage, type DeviceLabel } from '../lib/errors/refusal';
+import { cleared, deviceState, failed, requesting, type Status } from '../lib/status/status';
 import type { DeviceClient } from '../lib/transport/client';
 import type { DeviceConfigNode } from './device-config';
 import { deviceNamed } from './device-lookup';

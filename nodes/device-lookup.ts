@@ -1,5 +1,5 @@
-import { echo } from '../lib/echo';
-import { inputError } from '../lib/errors';
+import { echo } from '../lib/errors/echo';
+import { inputError } from '../lib/errors/errors';
 import type { DeviceConfigNode } from './device-config';
 import type { Node, NodeAPI } from './red';
 

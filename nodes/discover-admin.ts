@@ -4,7 +4,7 @@
  * DIALOG_SEARCH_MS, answers bounded as every search is (lib/discovery/probe.ts). The answer
  * never holds a credential: typed ones are used for the search and dropped.
  */
-import { IpcamError } from '../lib/errors';
+import { IpcamError } from '../lib/errors/errors';
 import { search, type FoundDevice } from './discovery-search';
 import type { AdminRequest, AdminResponse, NodeAPI } from './red';
 

@@ -7,8 +7,8 @@
  * credentials, TLS and auth as deployed), anything else only with credentials typed for the
  * search, Digest only (lib/discovery/identify.ts). No stored password goes to another address.
  */
-import { echo } from '../lib/echo';
-import { inputError } from '../lib/errors';
+import { echo } from '../lib/errors/echo';
+import { inputError } from '../lib/errors/errors';
 import { discoverDevices, MAX_TARGETS, parseTargets, type DiscoveryOptions, type DiscoveryTarget } from '../lib/discovery/probe';
 import { identifyDevices, searchClient, type IdentifiedDevice, type LentClient } from '../lib/discovery/identify';
 import type { DeviceClient } from '../lib/transport/client';

@@ -1,10 +1,10 @@
 import { chooseOperation, runOperation, type Operation, type OpResult } from '../lib/ops';
-import { echo } from '../lib/echo';
-import { isBlank, isSecretField } from '../lib/params';
+import { echo } from '../lib/errors/echo';
+import { isBlank, isSecretField } from '../lib/input/params';
 import { refusedSetting } from '../lib/settings';
-import { nearest } from '../lib/suggest';
+import { nearest } from '../lib/input/suggest';
 import { handleInput, payloadObject } from './action';
-import { operationDone, progress, type Status } from '../lib/status';
+import { operationDone, progress, type Status } from '../lib/status/status';
 import type { Node, NodeAPI, NodeDef, NodeMessage } from './red';
 
 interface OperationDef extends NodeDef {

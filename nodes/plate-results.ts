@@ -1,6 +1,6 @@
-import { echo } from '../lib/echo';
+import { echo } from '../lib/errors/echo';
 import type { PlateResult } from '../lib/ops/plates';
-import { platesDone, type Status } from '../lib/status';
+import { platesDone, type Status } from '../lib/status/status';
 import type { Node } from './red';
 
 /** Per-plate failures are one warning for the batch, never an error: the others went through. */

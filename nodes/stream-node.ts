@@ -1,10 +1,10 @@
-import { IpcamError } from '../lib/errors';
-import { unknownWord } from '../lib/suggest';
+import { IpcamError } from '../lib/errors/errors';
+import { unknownWord } from '../lib/input/suggest';
 import type { MultipartPart } from '../lib/cgi/multipart';
 import { StreamSupervisor, type StreamState } from '../lib/stream/supervisor';
 import type { DeviceClient } from '../lib/transport/client';
-import { failureLine } from '../lib/refusal';
-import { cleared, failed, streamState, type Status } from '../lib/status';
+import { failureLine } from '../lib/errors/refusal';
+import { cleared, failed, streamState, type Status } from '../lib/status/status';
 import { FailureLine, deviceOf, reportFailure } from './action';
 import type { DeviceConfigNode } from './device-config';
 import type { Node, NodeAPI, NodeMessage, SendFn } from './red';

@@ -35,7 +35,7 @@ exports.withHelpParts = (text, name) => compose(text, name, 'IPCAM-HELP', 'help'
  * and shape. A type with no words fails the build; `count` lines were written.
  */
 exports.withStatusLines = (text, name) => {
-  const { statusHelp } = require(path.resolve(__dirname, '..', 'dist', 'lib', 'status.js'));
+  const { statusHelp } = require(path.resolve(__dirname, '..', 'dist', 'lib', 'status', 'status.js'));
   let count = 0;
   const out = text.replace(/^([ \t]*)<!-- IPCAM-STATUS: ([a-z0-9-]+) -->[ \t]*\n/gm, (_, indent, type) => {
     count++;

@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { IpcamError } from '../lib/errors';
+import { IpcamError } from '../lib/errors/errors';
 import { DeviceAuth, type AuthTicket } from '../lib/transport/auth';
 import { parseChallenges } from '../lib/transport/challenge';
 import { digestHash, digestResponse, type DigestAlgorithm } from '../lib/transport/digest';

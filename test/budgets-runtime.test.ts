@@ -5,7 +5,7 @@
  * through `ipcam-request` and through "Test connection" blocks its event loop under 250 ms.
  */
 import { strict as assert } from 'node:assert';
-import { MAX_RECORD_FIELD_BYTES } from '../lib/budgets';
+import { MAX_RECORD_FIELD_BYTES } from '../lib/safety/budgets';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startHostileDevice, type HostileDevice } from './hostile-device';
 import { ChildRuntime, type FlowNode } from './runtime-child';

@@ -9,7 +9,7 @@
 import { strict as assert } from 'node:assert';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { MAX_RECORD_FIELD_BYTES, MAX_WALK_BYTES, MAX_XML_ELEMENTS } from '../lib/budgets';
+import { MAX_RECORD_FIELD_BYTES, MAX_WALK_BYTES, MAX_XML_ELEMENTS } from '../lib/safety/budgets';
 import { runOperation } from '../lib/ops';
 import { RECORD_LIMIT } from '../lib/ops/edge';
 import { DeviceClient } from '../lib/transport/client';

@@ -5,7 +5,7 @@
  */
 import { strict as assert } from 'node:assert';
 import { takeSnapshot, type SnapshotSource } from '../lib/ops/snapshot';
-import { checkImage, handedOnType, imageSignature } from '../lib/content-type';
+import { checkImage, handedOnType, imageSignature } from '../lib/safety/content-type';
 import { runOperation } from '../lib/ops';
 import { NAS_PATH } from '../lib/ops/edge';
 import { startSimulator, type Simulator } from '../lib/simulator';

@@ -7,7 +7,7 @@
 import { strict as assert } from 'node:assert';
 import { once } from 'node:events';
 import { createServer as createNetServer, type AddressInfo, type Server as NetServer, type Socket } from 'node:net';
-import { IpcamError } from '../lib/errors';
+import { IpcamError } from '../lib/errors/errors';
 import { cgiPtz } from '../lib/ops/ptz-cgi';
 import { pulseRelay, readRelay } from '../lib/ops/relay';
 import { takeSnapshot } from '../lib/ops/snapshot';

@@ -7,7 +7,7 @@ import { strict as assert } from 'node:assert';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { IpcamError } from '../lib/errors';
+import { IpcamError } from '../lib/errors/errors';
 import { DeviceHealth, type HealthChange } from '../lib/health/device-health';
 import { HEARTBEAT_DEFAULT_S, offlineWithinMs, RETRY_PROBE_MS } from '../lib/health/heartbeat-setting';
 import { DeviceClient } from '../lib/transport/client';

@@ -10,7 +10,7 @@ import { EDGE_RECORD_OPERATIONS, OP_CLASSES, REQUEST_OPERATIONS, type Operation 
 import { NODE_SETTINGS, settingsLimits } from '../lib/settings';
 import { EVENT_SERVER_SETTINGS } from '../lib/events/server';
 import { RELAY_SETTINGS } from '../lib/ops/relay';
-import { checkCameraSettings, checkRows, UI_CAMERA_SETTINGS, UI_PLATES_SETTINGS } from '../lib/widget-settings';
+import { checkCameraSettings, checkRows, UI_CAMERA_SETTINGS, UI_PLATES_SETTINGS } from '../lib/widgets/settings';
 import { NODE_PACKAGES, PROJECT_ROOT, declaredNodeTypes, nodeFiles, nodeFolders } from './helpers';
 
 interface RulesEntry {

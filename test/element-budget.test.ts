@@ -7,7 +7,7 @@ import { strict as assert } from 'node:assert';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { IpcamError } from '../lib/errors';
+import { IpcamError } from '../lib/errors/errors';
 import { DeviceClient } from '../lib/transport/client';
 import { xmlExchange as xmlCall } from '../lib/answer';
 import { checkElementBudget, ElementBudget } from '../lib/xml/well-formed';

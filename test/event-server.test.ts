@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import { Client, request } from 'undici';
-import { IpcamError } from '../lib/errors';
+import { IpcamError } from '../lib/errors/errors';
 import { decodeImage, type PlateDetection } from '../lib/events/parse';
 import { EventServer, SUCCESS_DOCUMENT, type EventServerOptions, type ReceivedPost } from '../lib/events/server';
 import { startSimulator, type Simulator } from '../lib/simulator';

@@ -3,7 +3,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { XMLParser } from 'fast-xml-parser';
 import sinon from 'sinon';
-import { IpcamError } from '../lib/errors';
+import { IpcamError } from '../lib/errors/errors';
 import { decodeImage, extractImages, imageBase64, PARSE_LIMITS, parseDevicePost, PostTooComplex, readDevicePost, type AlarmStatus, type DevicePost, type KeepAlive, type OtherEvent, type PlateDetection } from '../lib/events/parse';
 import { buildAlarmStatus, buildKeepAlive, buildPlateEvent, formatDataTime, type EventFormat, type PlateEventSpec } from '../lib/simulator/events';
 import { PLATE_JPEG, SNAPSHOT_JPEG } from '../lib/simulator/images';

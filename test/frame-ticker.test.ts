@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import sinon from 'sinon';
-import { FRAME_RATE, FramePacer, FrameTicker, checkFrameRate, pacerCount, pacerFor, type FrameResult } from '../lib/frame-ticker';
-import { IpcamError } from '../lib/errors';
+import { FRAME_RATE, FramePacer, FrameTicker, checkFrameRate, pacerCount, pacerFor, type FrameResult } from '../lib/widgets/frame-ticker';
+import { IpcamError } from '../lib/errors/errors';
 
 describe('frame ticker (the live view schedule)', function () {
   let clock: sinon.SinonFakeTimers;

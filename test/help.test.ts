@@ -9,7 +9,7 @@ import { strict as assert } from 'node:assert';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { EDGE_RECORD_OPERATIONS, REQUEST_OPERATIONS } from '../lib/ops';
-import { STATUS_OF_NODE, statusHelp } from '../lib/status';
+import { STATUS_OF_NODE, statusHelp } from '../lib/status/status';
 import { NODE_PACKAGES, PROJECT_ROOT, declaredNodeTypes, nodeFiles, nodeFolders } from './helpers';
 
 /** Where a help page is written and where its package ships it (both packages: the nodes and the widgets). */

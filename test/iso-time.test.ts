@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { isoTime } from '../lib/iso-time';
+import { isoTime } from '../lib/events/iso-time';
 
 describe('isoTime', function () {
   it('writes what Date.toISOString writes: random times over the whole range a Date holds, and every edge', function () {

@@ -10,7 +10,7 @@ import { Server, Socket, createServer } from 'node:net';
 import { inspect } from 'node:util';
 import sinon from 'sinon';
 import type { Simulator } from '../lib/simulator';
-import { STATUS_OF_NODE, statusWordOf } from '../lib/status';
+import { STATUS_OF_NODE, statusWordOf } from '../lib/status/status';
 import type { NodeAPI, NodeMessage, NodeStatus } from '../nodes/red';
 import { SIM_USER } from './helpers';
 

@@ -7,7 +7,7 @@
  */
 import { strict as assert } from 'node:assert';
 import { chooseOperation, EDGE_RECORD_OPERATIONS, NODE_OPERATIONS, OP_CLASSES, REQUEST_OPERATIONS, runOperation } from '../lib/ops';
-import { SECRET_SHELL_CHARACTERS, SHELL_CHARACTERS } from '../lib/params';
+import { SECRET_SHELL_CHARACTERS, SHELL_CHARACTERS } from '../lib/input/params';
 import type { Simulator } from '../lib/simulator';
 import type { DeviceClient } from '../lib/transport/client';
 import { expectRejection } from './helpers';

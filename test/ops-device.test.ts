@@ -6,7 +6,7 @@
  */
 import { strict as assert } from 'node:assert';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { IpcamError } from '../lib/errors';
+import { IpcamError } from '../lib/errors/errors';
 import { chooseOperation, REQUEST_OPERATIONS, runOperation, targetOf } from '../lib/ops';
 import { startSimulator, type RecordedRequest, type Simulator } from '../lib/simulator';
 import { DeviceClient } from '../lib/transport/client';

@@ -8,7 +8,7 @@
 import { strict as assert } from 'node:assert';
 import { runOperation, targetOf } from '../lib/ops';
 import { MAX_ANSWER_LINES, parseEventNames, parseListing, parseRecords, RECORD_LIMIT } from '../lib/ops/edge';
-import { localDateTime } from '../lib/params';
+import { localDateTime } from '../lib/input/params';
 import type { RecordedRequest, Simulator } from '../lib/simulator';
 import { SNAPSHOT_JPEG } from '../lib/simulator/images';
 import { SimulatedRecords, type SimRecord } from '../lib/simulator/records';

@@ -5,7 +5,7 @@
  * guard of writeFile.
  */
 import { strict as assert } from 'node:assert';
-import { IpcamError } from '../lib/errors';
+import { IpcamError } from '../lib/errors/errors';
 import { chooseOperation, contextFor, REQUEST_OPERATIONS, runOperation } from '../lib/ops';
 import { FILE_DATA_MAX, FILE_PATH_MAX } from '../lib/ops/files';
 import type { Simulator } from '../lib/simulator';

@@ -8,7 +8,7 @@ import { strict as assert } from 'node:assert';
 import { createHash } from 'node:crypto';
 import { REQUEST_OPERATIONS, chooseOperation, runOperation, targetOf } from '../lib/ops';
 import { FIRMWARE_POLLING, attachmentName, parseProgress } from '../lib/ops/maintenance';
-import type { FieldLimits } from '../lib/params';
+import type { FieldLimits } from '../lib/input/params';
 import type { Simulator } from '../lib/simulator';
 import { DeviceClient } from '../lib/transport/client';
 import { expectRejection, SIM_PASSWORD, SIM_USER } from './helpers';

@@ -11,7 +11,7 @@ import { createServer, type AddressInfo, type Server, type Socket } from 'node:n
 import { Readable } from 'node:stream';
 import { REQUEST_OPERATIONS, chooseOperation, runOperation } from '../lib/ops';
 import { AUDIO_MAX_BYTES, RTSP_PORT_PARAM, RTSP_STREAM_PARAM } from '../lib/ops/media';
-import { parseSdp } from '../lib/sdp';
+import { parseSdp } from '../lib/transport/sdp';
 import { startSimulator, type Simulator, type SimulatorAuth } from '../lib/simulator';
 import { DeviceClient } from '../lib/transport/client';
 import { rtspAuthMode } from '../lib/transport/rtsp';

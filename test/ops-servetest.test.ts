@@ -8,8 +8,8 @@
 import { strict as assert } from 'node:assert';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { WITHHELD_LINE } from '../lib/echo';
-import { IpcamError } from '../lib/errors';
+import { WITHHELD_LINE } from '../lib/errors/echo';
+import { IpcamError } from '../lib/errors/errors';
 import { contextFor, runOperation } from '../lib/ops';
 import { DEFAULT_MESSAGE, DEFAULT_SUBJECT, FTP_TEST_DATA, httpCodeOf, LOG_POLL_MS, logVerdict, secretForms, storageTestOk } from '../lib/ops/servetest';
 import type { RecordedRequest, Simulator } from '../lib/simulator';

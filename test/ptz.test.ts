@@ -7,7 +7,7 @@ import { parseXml } from '../lib/xml/codec';
 import { getPtzCaps, ptzControl, speedRange, type PtzAction } from '../lib/ops/ptz-xml';
 import { PtzMover, type PtzMove } from '../lib/ops/ptz-mover';
 import { addPresetRequest, checkXmlPreset, cruisesRequest, deletePresetRequest, gotoPresetRequest, parsePtzList, presetsRequest, runCruiseRequest, stopCruiseRequest } from '../lib/ops/ptz-presets';
-import { IpcamError } from '../lib/errors';
+import { IpcamError } from '../lib/errors/errors';
 import { SIM_PASSWORD, SIM_USER, waitFor, expectRejection, expectQuiet } from './helpers';
 
 /** Written out from the spec (xml-api 4.6), not imported, so that a change in lib shows. */

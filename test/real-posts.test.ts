@@ -11,12 +11,11 @@ import type { AddressInfo } from 'node:net';
 import { isTrackingPost, listTypeOfGroup, parseDevicePost, type DevicePost, type OtherEvent, type PlateDetection } from '../lib/events/parse';
 import { groupFilter, inGroups } from '../lib/events/filter';
 import { EventServer, SUCCESS_DOCUMENT, type ReceivedPost } from '../lib/events/server';
-import { identifyDevice } from '../lib/device-info';
 import { startSimulator, type Simulator } from '../lib/simulator';
 import { BROKEN_CURRENT_TIME, buildAlarmStatus, buildKeepAlive, buildPlateEvent, buildTrackingPost } from '../lib/simulator/events';
 import { DeviceClient } from '../lib/transport/client';
 import { parseXml, type XmlElement, type XmlValue } from '../lib/xml/codec';
-import { getDeviceInfo, parseDeviceInfo } from '../lib/ops/device-info';
+import { getDeviceInfo, identifyDevice, parseDeviceInfo } from '../lib/ops/device-info';
 import { SIM_PASSWORD, SIM_USER } from './helpers';
 import {
   CAMERA_CONTENT_TYPE,

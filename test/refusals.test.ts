@@ -15,7 +15,7 @@ import { charsetOf, decodeText, isText, openStreamChecked } from '../lib/answer'
 import { startSimulator, type Simulator } from '../lib/simulator';
 import { StreamSupervisor, type StreamState } from '../lib/stream/supervisor';
 import { DeviceClient } from '../lib/transport/client';
-import type { IpcamError } from '../lib/errors';
+import type { IpcamError } from '../lib/errors/errors';
 import deviceNode from '../nodes/ipcam-device/ipcam-device';
 import inputMonitorNode from '../nodes/ipcam-input-monitor/ipcam-input-monitor';
 import ptzNode from '../nodes/ipcam-ptz/ipcam-ptz';

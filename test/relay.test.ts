@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { RELAY_SHORT_STRINGS, checkSequence, pulseRelay, readRelay, relayCommand, relayShortForm, runRelaySequence, setRelay } from '../lib/ops/relay';
 import { NONE_HINT } from '../lib/payload';
-import { IpcamError } from '../lib/errors';
+import { IpcamError } from '../lib/errors/errors';
 import { startSimulator, type RecordedRequest, type RelayChange, type Simulator } from '../lib/simulator';
 import { DeviceClient } from '../lib/transport/client';
 import { nodeFiles, PROJECT_ROOT, SIM_PASSWORD, SIM_USER, waitFor, expectRejection } from './helpers';

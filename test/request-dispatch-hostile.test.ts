@@ -7,7 +7,7 @@
 import { strict as assert } from 'node:assert';
 import { getEventListeners } from 'node:events';
 import type { Socket } from 'node:net';
-import { IpcamError } from '../lib/errors';
+import { IpcamError } from '../lib/errors/errors';
 import { pulseRelay } from '../lib/ops/relay';
 import { DeviceClient } from '../lib/transport/client';
 import { waitFor } from './helpers';

@@ -11,8 +11,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { listParams, updateParams } from '../lib/ops/param-calls';
 import { takeSnapshot } from '../lib/ops/snapshot';
-import { DEVICE_WORDS_MAX, holdsSecret, withholdLines, WITHHELD_LINE } from '../lib/echo';
-import { IpcamError } from '../lib/errors';
+import { DEVICE_WORDS_MAX, holdsSecret, withholdLines, WITHHELD_LINE } from '../lib/errors/echo';
+import { IpcamError } from '../lib/errors/errors';
 import { REQUEST_OPERATIONS, runOperation } from '../lib/ops';
 import { startSimulator, type Simulator, type SimulatorOptions } from '../lib/simulator';
 import { DeviceClient } from '../lib/transport/client';

@@ -9,7 +9,7 @@ import { listParams, updateParams } from '../lib/ops/param-calls';
 import { cgiPtz } from '../lib/ops/ptz-cgi';
 import { runRelaySequence } from '../lib/ops/relay';
 import { takeSnapshot } from '../lib/ops/snapshot';
-import { IpcamError } from '../lib/errors';
+import { IpcamError } from '../lib/errors/errors';
 import { startSimulator, type Simulator } from '../lib/simulator';
 import { DeviceClient } from '../lib/transport/client';
 import { setHttpPostConfig } from '../lib/ops/http-post';

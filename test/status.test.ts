@@ -6,9 +6,9 @@
  */
 import { strict as assert } from 'node:assert';
 import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { IpcamError } from '../lib/errors';
-import * as status from '../lib/status';
+import { join, sep } from 'node:path';
+import { IpcamError } from '../lib/errors/errors';
+import * as status from '../lib/status/status';
 import deviceNode from '../nodes/ipcam-device/ipcam-device';
 import snapshotNode from '../nodes/ipcam-snapshot/ipcam-snapshot';
 import { PROJECT_ROOT, declaredNodeTypes } from './helpers';
@@ -82,7 +82,7 @@ describe('status vocabulary (lib/status)', function () {
     for (const dir of ['nodes', 'lib', 'packages/node-red-dashboard-2-ipcam/nodes']) {
       const root = join(PROJECT_ROOT, dir);
       for (const file of readdirSync(root, { recursive: true, encoding: 'utf8' })) {
-        if (!file.endsWith('.ts') || file === 'status.ts' || file.startsWith('simulator')) continue;
+        if (!file.endsWith('.ts') || file.split(sep).join('/') === 'status/status.ts' || file.startsWith('simulator')) continue;
         const text = readFileSync(join(root, file), 'utf8');
         text.split('\n').forEach((line, i) => {
           if (/fill:\s*'|status\(\{/.test(line)) strays.push(`${dir}/${file}:${i + 1}: ${line.trim()}`);

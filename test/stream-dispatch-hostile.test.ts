@@ -5,7 +5,7 @@
  */
 import { strict as assert } from 'node:assert';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { IpcamError } from '../lib/errors';
+import type { IpcamError } from '../lib/errors/errors';
 import { StreamSupervisor, type StreamState } from '../lib/stream/supervisor';
 import { DeviceClient } from '../lib/transport/client';
 import { expectQuiet, waitFor } from './helpers';

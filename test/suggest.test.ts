@@ -1,8 +1,8 @@
 import { strict as assert } from 'node:assert';
-import { didYouMean, nearest } from '../lib/suggest';
+import { didYouMean, nearest } from '../lib/input/suggest';
 import { chooseOperation, REQUEST_OPERATIONS } from '../lib/ops';
-import { shape, int, optional } from '../lib/params';
-import { IpcamError } from '../lib/errors';
+import { shape, int, optional } from '../lib/input/params';
+import { IpcamError } from '../lib/errors/errors';
 
 describe('the nearest known word (suggest)', function () {
   it('offers the word one slip away, case ignored, and nothing for a word far from all', function () {

@@ -6,8 +6,8 @@ import { createServer as createNetServer, isIP, type AddressInfo, type Socket } 
 import nodeTls from 'node:tls';
 import { inspect } from 'node:util';
 import * as sinon from 'sinon';
-import { identifyDevice } from '../lib/device-info';
-import { IpcamError } from '../lib/errors';
+import { identifyDevice } from '../lib/ops/device-info';
+import { IpcamError } from '../lib/errors/errors';
 import { listParams, updateParams } from '../lib/ops/param-calls';
 import { takeSnapshot } from '../lib/ops/snapshot';
 import { startSimulator, type Simulator, type SimulatorOptions } from '../lib/simulator';

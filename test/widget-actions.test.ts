@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
-import { cameraAction, platesAction, refused } from '../lib/widget-actions';
-import { RefusalLog } from '../lib/client-refusals';
+import { cameraAction, platesAction, refused } from '../lib/widgets/actions';
+import { RefusalLog } from '../lib/widgets/client-refusals';
 
 describe('widget actions: what a browser may ask (lib/widget-actions)', function () {
   const xml = { ptz: 'xml' as const, presets: ['2', 'gate'] };

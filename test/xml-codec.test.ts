@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { IpcamError } from '../lib/errors';
+import { IpcamError } from '../lib/errors/errors';
 import { DeviceClient } from '../lib/transport/client';
 import { xmlExchange as xmlCall } from '../lib/answer';
 import { buildDocument, buildXml, child, items, parseXml, path, toTyped, xml, XML_NS, type XmlValue } from '../lib/xml/codec';

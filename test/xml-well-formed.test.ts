@@ -11,7 +11,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { XMLValidator } from 'fast-xml-parser';
-import { IpcamError } from '../lib/errors';
+import { IpcamError } from '../lib/errors/errors';
 import { parseDevicePost } from '../lib/events/parse';
 import { startSimulator } from '../lib/simulator';
 import { DeviceClient } from '../lib/transport/client';

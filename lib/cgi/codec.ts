@@ -1,5 +1,5 @@
-import { deviceWords } from '../echo';
-import { IpcamError, inputError } from '../errors';
+import { deviceWords } from '../errors/echo';
+import { IpcamError, inputError } from '../errors/errors';
 
 /**
  * CGI interface text: request targets with every key and value percent-encoded (spec rule 3;

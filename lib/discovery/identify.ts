@@ -7,8 +7,8 @@
  * address and port, Digest only, TLS verified. A password typed for a search thus never leaves
  * in clear, to a rogue answer or anyone else.
  */
-import { identifyDevice, type DeviceIdentity } from '../device-info';
-import { IpcamError } from '../errors';
+import { identifyDevice, type DeviceIdentity } from '../ops/device-info';
+import { IpcamError } from '../errors/errors';
 import { DeviceClient } from '../transport/client';
 import type { DiscoveredDevice } from './probe';
 

@@ -12,9 +12,9 @@
 import { createSocket } from 'node:dgram';
 import { isIPv4 } from 'node:net';
 import { networkInterfaces } from 'node:os';
-import { echo } from '../echo';
-import { IpcamError, inputError } from '../errors';
-import { int, text, withDefault } from '../params';
+import { echo } from '../errors/echo';
+import { IpcamError, inputError } from '../errors/errors';
+import { int, text, withDefault } from '../input/params';
 import { buildProbe, httpEndpoint, MAX_ANSWER_BYTES, parseProbeMatches, PROBE_TYPES, WSD_MULTICAST_ADDRESS, WSD_PORT } from './wsd';
 
 /** The search duration setting (seconds). */

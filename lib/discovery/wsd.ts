@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { isIPv4 } from 'node:net';
-import { oneLine } from '../echo';
+import { oneLine } from '../errors/echo';
 import { parseXml, type XmlElement } from '../xml/codec';
 
 /** The discovery multicast group and port of WS-Discovery (IPv4). */

@@ -1,6 +1,6 @@
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
-import { optional, text } from '../params';
+import { optional, text } from '../input/params';
 import { PLATE_RULES } from '../ops/plate-input';
 import { LIST_TYPES, type EventDevice, type ListType } from './parse';
 

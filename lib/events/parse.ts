@@ -1,7 +1,7 @@
-import { imageSignature } from '../content-type';
-import { MAX_XML_ELEMENTS } from '../budgets';
-import { IpcamError } from '../errors';
-import { isoTime } from '../iso-time';
+import { imageSignature } from '../safety/content-type';
+import { MAX_XML_ELEMENTS } from '../safety/budgets';
+import { IpcamError } from '../errors/errors';
+import { isoTime } from './iso-time';
 import { MAX_CHANNEL } from '../xml/channel';
 import { child, items, parseXml, toTyped, type XmlElement, type XmlValue } from '../xml/codec';
 

@@ -2,9 +2,9 @@ import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { BlockList, isIP, type AddressInfo, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { IpcamError, inputError } from '../errors';
+import { IpcamError, inputError } from '../errors/errors';
 import { XML_NS } from '../xml/codec';
-import { int, optional, text, withDefault } from '../params';
+import { int, optional, text, withDefault } from '../input/params';
 import { isTrackingPost, PostTooComplex, readDevicePost, type DevicePost, type ParseLimits } from './parse';
 import { WarningThrottle } from './throttle';
 

@@ -3,7 +3,7 @@
  * and the commands, between a broker (anything that publishes and subscribes, see HaBroker) and
  * the device's client. Node-RED is not known here: the node hands in its broker connection.
  */
-import { IpcamError } from '../errors';
+import { IpcamError } from '../errors/errors';
 import type { PlateDetection } from '../events/parse';
 import type { HealthState } from '../health/device-health';
 import { checkIo } from '../ops/io';

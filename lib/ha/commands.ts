@@ -4,8 +4,8 @@
  * exactly; only what the settings name is a command, anything else is a reason to ignore it.
  * A flood of them costs a few comparisons each: the reason's text is only made when it is told.
  */
-import { IpcamError } from '../errors';
-import { echo } from '../echo';
+import { IpcamError } from '../errors/errors';
+import { echo } from '../errors/echo';
 import { checkPlate, type CheckedPlate } from '../ops/plate-input';
 import { HA_OFF, HA_ON, HA_PRESS } from './discovery';
 import type { HaSettings } from './settings';

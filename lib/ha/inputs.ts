@@ -3,7 +3,7 @@
  * backoff, the device's health), with a `check` read on every (re)connect so that a change made
  * while the stream was down is reported too: no edge is lost (see IoEdgeTracker).
  */
-import type { IpcamError } from '../errors';
+import type { IpcamError } from '../errors/errors';
 import type { DeviceHealth } from '../health/device-health';
 import { IoEdgeTracker, checkIo, ioMonitorPath, parseIoLines, type IoReport } from '../ops/io';
 import { StreamSupervisor, type BackoffOptions, type StreamState } from '../stream/supervisor';

@@ -5,7 +5,7 @@
 import { MAX_ID } from '../ops/io';
 import { PLATE_GROUP } from '../ops/plate-input';
 import { OUTPUT_MAX, RELAY_SETTINGS } from '../ops/relay';
-import { idList, oneOf, optional, text, withDefault } from '../params';
+import { idList, oneOf, optional, text, withDefault } from '../input/params';
 
 /** Topic levels of letters, digits, `_` and `-`, separated by `/`: no wildcard, no empty level, nothing private. */
 const TOPIC_ROOT = text({

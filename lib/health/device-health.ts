@@ -1,4 +1,4 @@
-import type { IpcamError } from '../errors';
+import type { IpcamError } from '../errors/errors';
 import type { ClientHooks, ExchangeOutcome } from '../transport/client';
 
 /** What is known of a device's reachability, from its users' exchanges and its heartbeat. */

@@ -1,4 +1,4 @@
-import { int, withDefault } from '../params';
+import { int, withDefault } from '../input/params';
 import { FAILURES_BEFORE_OFFLINE } from './device-health';
 
 /** Longest heartbeat setting (s): a day; longer is no heartbeat in any useful sense. */

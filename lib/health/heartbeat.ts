@@ -1,8 +1,7 @@
 import { listParams } from '../ops/param-calls';
-import { identifyDevice, type DeviceIdentity } from '../device-info';
-import { IpcamError } from '../errors';
+import { getDeviceInfo, identifyDevice, type DeviceIdentity } from '../ops/device-info';
+import { IpcamError } from '../errors/errors';
 import type { DeviceClient } from '../transport/client';
-import { getDeviceInfo } from '../ops/device-info';
 import type { DeviceHealth, HealthInfo } from './device-health';
 import { RETRY_PROBE_MS } from './heartbeat-setting';
 

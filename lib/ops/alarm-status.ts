@@ -3,7 +3,7 @@
  * repeats with different `id` attributes, some have none, and lists carry an `itemType` child
  * before their `item`s (each with an `id`).
  */
-import { IpcamError } from '../errors';
+import { IpcamError } from '../errors/errors';
 import { child, items, type XmlElement } from '../xml/codec';
 
 export const ALARM_STATUS_PATH = '/GetAlarmStatus';

@@ -1,6 +1,6 @@
 /** Spec 4.10: the device's HTTPS certificate (sslselfsign, sslcertinfo). */
-import { IpcamError } from '../errors';
-import { int, shape, text, withLabels, type Param } from '../params';
+import { IpcamError } from '../errors/errors';
+import { int, shape, text, withLabels, type Param } from '../input/params';
 import { defineOp, type Operation } from './types';
 
 const SELF_SIGN = '/cgi-bin/admin/sslselfsign';

@@ -1,9 +1,15 @@
-import { withoutEmpty } from '../object';
-import { shape } from '../params';
+import { IpcamError } from '../errors/errors';
+import { shape } from '../input/params';
 import type { DeviceClient } from '../transport/client';
 import { child, toTyped, type XmlElement, type XmlValue } from '../xml/codec';
+import { listParams } from './param-calls';
 import { runOp, type Reporting } from './runner';
 import { defineOp, type Operation } from './types';
+
+/** The object without its undefined and empty-text fields (device answers leave many blank). */
+function withoutEmpty<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined && v !== '')) as T;
+}
 
 /** GetDeviceInfo: asked with GET, no body (spec 4.7). */
 export const DEVICE_INFO_PATH = '/GetDeviceInfo';
@@ -66,4 +72,36 @@ export const DEVICE_INFO_OPERATIONS: readonly Operation[] = [deviceInfoOp];
 
 export function getDeviceInfo(client: DeviceClient, signal?: AbortSignal, reporting: Reporting = {}): Promise<XmlDeviceInfo> {
   return runOp(client, deviceInfoOp, {}, { ...reporting, signal });
+}
+
+/** Who the device says it is, from whichever interface it speaks. */
+export interface DeviceIdentity {
+  interface: 'xml' | 'cgi';
+  model?: string;
+  firmware?: string;
+  name?: string;
+  mac?: string;
+  sn?: string;
+}
+
+/**
+ * Asks GetDeviceInfo (XML interface) and falls back to the CGI parameters when the device does
+ * not know that operation. Credentials, TLS and network errors are not masked by the fallback.
+ */
+export async function identifyDevice(client: DeviceClient, signal?: AbortSignal, reporting: Reporting = {}): Promise<DeviceIdentity> {
+  try {
+    const info = await getDeviceInfo(client, signal, reporting);
+    return withoutEmpty<DeviceIdentity>({ interface: 'xml', model: info.model, firmware: info.firmware, name: info.name, mac: info.mac, sn: info.sn });
+  } catch (err) {
+    if (!(err instanceof IpcamError) || !['EHTTP', 'EPARSE', 'EDEVICE'].includes(err.code)) throw err;
+  }
+  const params = await listParams(client, ['Brand', 'Properties', 'Network'], { ...reporting, level: 'admin', signal });
+  return withoutEmpty<DeviceIdentity>({
+    interface: 'cgi',
+    model: params['Brand.ProdFullName'] ?? params['Brand.ProdShortName'],
+    firmware: params['Properties.Firmware.Version'],
+    name: params['Brand.ProdNbr'],
+    mac: params['Network.eth0.MACAddress'],
+    sn: params['Properties.System.SerialNumber'],
+  });
 }

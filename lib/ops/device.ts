@@ -3,7 +3,7 @@
  * status, PTZ capabilities, the HTTP post configuration and the password. Requests and parsers
  * that other parts of the library use too live in lib/xml and serve both from there.
  */
-import { int, optional, shape, text, withDefault, withLabels } from '../params';
+import { int, optional, shape, text, withDefault, withLabels } from '../input/params';
 import { buildDocument, xml } from '../xml/codec';
 import { ALARM_STATUS_PATH, parseAlarmStatus } from './alarm-status';
 import { channelPath, MAX_CHANNEL } from '../xml/channel';

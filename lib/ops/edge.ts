@@ -3,12 +3,12 @@
  * storage they are kept on (`sdstate?action=filelistnas` listings, `/ns/IPCamera<MAC>/...`
  * downloads), the operations of `ipcam-edgerecord`.
  */
-import { ownCopy, recordField, WalkBudget } from '../budgets';
+import { ownCopy, recordField, WalkBudget } from '../safety/budgets';
 import { encodeCgi, parseKeyValues } from '../cgi/codec';
-import { IpcamError, inputError } from '../errors';
-import { FALLBACK_TYPE, handedOnType } from '../content-type';
-import { echo } from '../echo';
-import { bool, dateTime, int, oneOf, optional, shape, text, withDefault, withLabels, type Param } from '../params';
+import { IpcamError, inputError } from '../errors/errors';
+import { FALLBACK_TYPE, handedOnType } from '../safety/content-type';
+import { echo } from '../errors/echo';
+import { bool, dateTime, int, oneOf, optional, shape, text, withDefault, withLabels, type Param } from '../input/params';
 import { child } from '../xml/codec';
 import type { DeviceClient } from '../transport/client';
 import { defineOp, type CgiAnswer, type OpContext, type Operation } from './types';

@@ -1,6 +1,6 @@
 /** Spec 4.13 and 4.14: lens control (refocus), climate and defog (equip). */
-import { IpcamError, inputError } from '../errors';
-import { bool, int, oneOf, optional, shape, withLabels } from '../params';
+import { IpcamError, inputError } from '../errors/errors';
+import { bool, int, oneOf, optional, shape, withLabels } from '../input/params';
 import { defineOp, type Operation } from './types';
 
 const REFOCUS = '/cgi-bin/admin/refocus';

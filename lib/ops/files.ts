@@ -3,8 +3,8 @@
  * these two CGIs: the server tests (servetest.ts) write their input files and read their logs
  * through them too.
  */
-import { inputError } from '../errors';
-import { shape, text, withLabels } from '../params';
+import { inputError } from '../errors/errors';
+import { shape, text, withLabels } from '../input/params';
 import { MAX_TARGET } from '../transport/client';
 import { targetOf } from './runner';
 import { defineOp, type CgiAnswer, type OpRequest, type Operation } from './types';

@@ -4,9 +4,9 @@
  * "configure the device" and the `getHttpPostConfig` / `setHttpPostConfig` operations.
  */
 import { isIP } from 'node:net';
-import { IpcamError, inputError } from '../errors';
-import { echo } from '../echo';
-import { bool, int, shape, text, withDefault, withLabels, type Param, type ShapeValue } from '../params';
+import { IpcamError, inputError } from '../errors/errors';
+import { echo } from '../errors/echo';
+import { bool, int, shape, text, withDefault, withLabels, type Param, type ShapeValue } from '../input/params';
 import type { DeviceClient } from '../transport/client';
 import { runOp } from './runner';
 import { defineOp, type OpRequest } from './types';

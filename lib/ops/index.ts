@@ -21,7 +21,7 @@ import { DEVICE_INFO_OPERATIONS } from './device-info';
 import { RELAY_OPERATIONS } from './relay';
 import { SNAPSHOT_OPERATIONS } from './snapshot';
 import { VEHICLE_CONFIG_OPERATIONS } from './vehicle-config';
-import { secretFieldNames, withoutFields } from '../params';
+import { secretFieldNames, withoutFields } from '../input/params';
 
 function tableOf(operations: readonly Operation[]): ReadonlyMap<string, Operation> {
   const table = new Map<string, Operation>();

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { IpcamError, inputError } from '../errors';
-import { idList, isBlank, type Param } from '../params';
+import { IpcamError, inputError } from '../errors/errors';
+import { idList, isBlank, type Param } from '../input/params';
 import type { DeviceClient } from '../transport/client';
 import { buildCgiPath, parseKeyValues } from '../cgi/codec';
 import { boundaryOf, MultipartParser } from '../cgi/multipart';

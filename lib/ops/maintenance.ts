@@ -4,9 +4,9 @@
  * multipart/form-data (RFC 7578; the spec's RFC 1867 form), framed by the transport around the
  * file's own Buffer and streamed.
  */
-import { handedOnType } from '../content-type';
-import { IpcamError } from '../errors';
-import { bool, buffer, shape, withDefault, withLabels } from '../params';
+import { handedOnType } from '../safety/content-type';
+import { IpcamError } from '../errors/errors';
+import { bool, buffer, shape, withDefault, withLabels } from '../input/params';
 import { defineOp, type CgiAnswer, type OpContext, type Operation, type OpRequest } from './types';
 
 const RESTOREDEVCONF = '/cgi-bin/admin/restoredevconf';

@@ -5,10 +5,10 @@
  */
 import { addAbortSignal, Readable } from 'node:stream';
 import { parseKeyValues } from '../cgi/codec';
-import { IpcamError, inputError } from '../errors';
-import { echo } from '../echo';
-import { buffer, int, oneOf, optional, shape, text, withDefault, withLabels, type Param } from '../params';
-import { parseSdp, type SdpMedia } from '../sdp';
+import { IpcamError, inputError } from '../errors/errors';
+import { echo } from '../errors/echo';
+import { buffer, int, oneOf, optional, shape, text, withDefault, withLabels, type Param } from '../input/params';
+import { parseSdp, type SdpMedia } from '../transport/sdp';
 import { rtspDescribe } from '../transport/rtsp';
 import { defineOp, type Operation } from './types';
 

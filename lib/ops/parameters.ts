@@ -3,7 +3,7 @@
  * library functions of lib/ops/param-calls.ts, which run them: one set of checks and builders.
  */
 import { missingGroupOf, parseKeyValues } from '../cgi/codec';
-import { list, oneOf, optional, record, shape, text, withDefault, withLabels, type Param } from '../params';
+import { list, oneOf, optional, record, shape, text, withDefault, withLabels, type Param } from '../input/params';
 import { defineOp, type AccessLevel, type Operation } from './types';
 
 /** A parameter or group name as the device writes it: `Image.I0.Appearance.Resolution`, `Motion.M1`. */

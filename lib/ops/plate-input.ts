@@ -1,6 +1,6 @@
-import { inputError } from '../errors';
-import { echo } from '../echo';
-import { checkDeviceDateTime, checkText, text, type TextRule } from '../params';
+import { inputError } from '../errors/errors';
+import { echo } from '../errors/echo';
+import { checkDeviceDateTime, checkText, text, type TextRule } from '../input/params';
 
 /** A plate as flows give it; `group` defaults to `'1'`. */
 export interface PlateInput {

@@ -1,4 +1,4 @@
-import { IpcamError, inputError } from '../errors';
+import { IpcamError, inputError } from '../errors/errors';
 import type { DeviceClient } from '../transport/client';
 import { checkGroup, checkPlate, checkPlateNumber, type CheckedPlate } from './plate-input';
 import { addPlates, deletePlates, MAX_PLATES, modifyPlate, plateError, queryPlates, type PlateRecord, type PlateResult } from './plates';

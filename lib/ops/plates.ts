@@ -1,6 +1,6 @@
-import { recordField, WalkBudget } from '../budgets';
-import { IpcamError, inputError } from '../errors';
-import { checkWhole, objectParam } from '../params';
+import { recordField, WalkBudget } from '../safety/budgets';
+import { IpcamError, inputError } from '../errors/errors';
+import { checkWhole, objectParam } from '../input/params';
 import type { DeviceClient } from '../transport/client';
 import { runOp } from './runner';
 import { defineOp, type OpContext, type Operation } from './types';

@@ -1,8 +1,8 @@
-import { inputError } from '../errors';
-import { echo } from '../echo';
-import { checkText, checkWhole, type Param } from '../params';
+import { inputError } from '../errors/errors';
+import { echo } from '../errors/echo';
+import { checkText, checkWhole, type Param } from '../input/params';
 import type { DeviceClient } from '../transport/client';
-import { checkDuration, TimedMoves, type MoveEnd, type MoveOptions } from '../timed-moves';
+import { checkDuration, TimedMoves, type MoveEnd, type MoveOptions } from './ptz-timed-moves';
 import { buildCgiPath, type CgiValue } from '../cgi/codec';
 import { runOp } from './runner';
 import { defineOp, type Operation } from './types';

@@ -1,6 +1,6 @@
-import { IpcamError, inputError } from '../errors';
-import { echo } from '../echo';
-import { checkDuration, TimedMoves, type MoveEnd, type MoveOptions } from '../timed-moves';
+import { IpcamError, inputError } from '../errors/errors';
+import { echo } from '../errors/echo';
+import { checkDuration, TimedMoves, type MoveEnd, type MoveOptions } from './ptz-timed-moves';
 import type { DeviceClient } from '../transport/client';
 import { runOp } from './runner';
 import { checkChannel, checkSpeed, DEFAULT_SPEED_RANGE, PTZ_ACTIONS, ptzAction, ptzControl, speedRange, type PtzAction } from './ptz-xml';

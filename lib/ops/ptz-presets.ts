@@ -4,9 +4,9 @@
  * `PtzGetPresets` and `PtzGetCruises` answer lists whose items carry the id as an attribute,
  * `PtzRunCruise` takes a `cruiseInfo` document and `PtzStopCruise` no body. All take a channel.
  */
-import { IpcamError, inputError } from '../errors';
-import { echo } from '../echo';
-import { checkWhole, int, objectParam, text } from '../params';
+import { IpcamError, inputError } from '../errors/errors';
+import { echo } from '../errors/echo';
+import { checkWhole, int, objectParam, text } from '../input/params';
 import { checkChannel } from '../xml/channel';
 import { buildDocument, child, items, xml, type XmlElement } from '../xml/codec';
 import { defineOp, type Operation } from './types';

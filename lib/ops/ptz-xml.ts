@@ -1,9 +1,9 @@
-import { IpcamError, inputError } from '../errors';
+import { IpcamError, inputError } from '../errors/errors';
 import type { DeviceClient } from '../transport/client';
 import { runOp } from './runner';
 import { defineOp, type Operation } from './types';
-import { echo } from '../echo';
-import { checkWhole, objectParam } from '../params';
+import { echo } from '../errors/echo';
+import { checkWhole, objectParam } from '../input/params';
 import { checkChannel as checkChannelId } from '../xml/channel';
 import { buildDocument, child, path, toTyped, xml, type XmlElement, type XmlValue } from '../xml/codec';
 

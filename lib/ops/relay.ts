@@ -1,8 +1,8 @@
-import { IpcamError, inputError } from '../errors';
-import { echo } from '../echo';
+import { IpcamError, inputError } from '../errors/errors';
+import { echo } from '../errors/echo';
 import { NONE_HINT } from '../payload';
-import { didYouMean } from '../suggest';
-import { bool, checkWhole, int, oneOf, shape, text, withDefault, type Param } from '../params';
+import { didYouMean } from '../input/suggest';
+import { bool, checkWhole, int, oneOf, shape, text, withDefault, type Param } from '../input/params';
 import type { DeviceClient } from '../transport/client';
 import { checkIo } from './io';
 import { runOp } from './runner';

@@ -6,10 +6,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { cgiExchange, xmlExchange, type AnswerContext, type CgiAnswer } from '../answer';
 import { buildCgiPath } from '../cgi/codec';
-import { IpcamError, inputError } from '../errors';
-import { echo, withSecrets } from '../echo';
-import { didYouMean } from '../suggest';
-import { secretValues } from '../params';
+import { IpcamError, inputError } from '../errors/errors';
+import { echo, withSecrets } from '../errors/echo';
+import { didYouMean } from '../input/suggest';
+import { secretValues } from '../input/params';
 import type { DeviceClient, RequestOptions } from '../transport/client';
 import type { XmlElement } from '../xml/codec';
 import { repeatableClass, type OpClass, type OpContext, type OpRequest, type OpResult, type Operation } from './types';

@@ -7,9 +7,9 @@
  * dash; no password holds a character that ends a word and runs something) and the password
  * parameters are secrets: they reach no message, log, error or result.
  */
-import { deviceWords, withholdLines } from '../echo';
-import { IpcamError } from '../errors';
-import { bool, int, oneOf, optional, shape, text, withDefault, withLabels } from '../params';
+import { deviceWords, withholdLines } from '../errors/echo';
+import { IpcamError } from '../errors/errors';
+import { bool, int, oneOf, optional, shape, text, withDefault, withLabels } from '../input/params';
 import { assertTargetFits, fileReadRequest, fileText, fileWriteRequest } from './files';
 import { defineOp, type CgiAnswer, type OpContext, type OpRequest, type OpResult, type Operation } from './types';
 

@@ -1,9 +1,9 @@
-import { IpcamError, inputError } from '../errors';
-import { checkImage, type ImageType } from '../content-type';
-import { echo } from '../echo';
-import { checkText } from '../params';
+import { IpcamError, inputError } from '../errors/errors';
+import { checkImage, type ImageType } from '../safety/content-type';
+import { echo } from '../errors/echo';
+import { checkText } from '../input/params';
 import type { DeviceClient } from '../transport/client';
-import type { Param } from '../params';
+import type { Param } from '../input/params';
 import { runOp } from './runner';
 import { defineOp, type CgiAnswer, type Operation } from './types';
 import { channelPath } from '../xml/channel';

@@ -5,7 +5,7 @@
  */
 import type { CgiAnswer } from '../answer';
 import type { CgiParams } from '../cgi/codec';
-import type { Param, ShapeValue } from '../params';
+import type { Param, ShapeValue } from '../input/params';
 import type { DeviceClient } from '../transport/client';
 import type { UploadFile } from '../transport/upload';
 import type { XmlElement } from '../xml/codec';

@@ -1,8 +1,8 @@
-import { IpcamError, inputError } from '../errors';
-import { echo } from '../echo';
-import { unknownKey } from '../suggest';
-import { checkText, checkWhole } from '../params';
-import type { Param } from '../params';
+import { IpcamError, inputError } from '../errors/errors';
+import { echo } from '../errors/echo';
+import { unknownKey } from '../input/suggest';
+import { checkText, checkWhole } from '../input/params';
+import type { Param } from '../input/params';
 import type { DeviceClient } from '../transport/client';
 import { runOp } from './runner';
 import { defineOp, type OpContext, type Operation } from './types';

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
-import { inputError, IpcamError } from '../errors';
+import { inputError, IpcamError } from '../errors/errors';
 import { transportError } from '../transport/transport-error';
 import { LIST_TYPES, type ListType } from '../events/parse';
 import { buildXml, child, xml, XML_NS, type XmlElement, type XmlNode } from '../xml/codec';

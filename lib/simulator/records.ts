@@ -13,7 +13,7 @@ import {
   TRIGGER_MAX,
   TYPENAME_MAX,
 } from '../ops/edge';
-import { dateTime, int, oneOf, text } from '../params';
+import { dateTime, int, oneOf, text } from '../input/params';
 import type { Route, SimContext } from './context';
 import { queryValue } from './context';
 import { SNAPSHOT_JPEG } from './images';

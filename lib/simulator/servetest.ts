@@ -19,7 +19,7 @@ import {
   USER_NAME,
   WORKGROUP,
 } from '../ops/servetest';
-import { oneOf, type Param } from '../params';
+import { oneOf, type Param } from '../input/params';
 import type { Route, SimContext } from './context';
 import { sendText } from './respond';
 

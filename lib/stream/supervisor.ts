@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { openStreamChecked } from '../answer';
-import { IpcamError } from '../errors';
+import { IpcamError } from '../errors/errors';
 import type { DeviceClient, DeviceStream } from '../transport/client';
 import { transportError } from '../transport/transport-error';
 import { boundaryOf, MultipartParser, type MultipartPart } from '../cgi/multipart';

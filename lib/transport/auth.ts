@@ -1,4 +1,4 @@
-import { IpcamError } from '../errors';
+import { IpcamError } from '../errors/errors';
 import { parseChallenges, type Challenge } from './challenge';
 import { digestAlgorithm, digestHash, digestResponse, formatNonceCount, newCnonce, quote, type DigestAlgorithm } from './digest';
 

@@ -2,7 +2,7 @@ import { isIP } from 'node:net';
 import { Readable } from 'node:stream';
 import type { Socket } from 'node:net';
 import { buildConnector, Client } from 'undici';
-import { IpcamError } from '../errors';
+import { IpcamError } from '../errors/errors';
 import { DeviceAuth, type AuthTicket } from './auth';
 import { Deadline } from './deadline';
 import { BufferedAnswer, type BufferedLimits, type BufferedReply } from './buffered-answer';

@@ -1,6 +1,6 @@
 import type { Socket } from 'node:net';
 import { Client, type buildConnector } from 'undici';
-import { IpcamError } from '../errors';
+import { IpcamError } from '../errors/errors';
 import type { AbortLine } from './deadline';
 
 /** One keep-alive connection of a lane (an undici Client) and whether an exchange of ours holds it. */

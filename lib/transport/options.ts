@@ -1,7 +1,7 @@
 import { isIPv6 } from 'node:net';
-import { inputError } from '../errors';
-import { echo } from '../echo';
-import { int, text, withDefault } from '../params';
+import { inputError } from '../errors/errors';
+import { echo } from '../errors/echo';
+import { int, text, withDefault } from '../input/params';
 import type { AuthMode } from './auth';
 
 /** How to reach one camera or recorder; the settings and credentials of an `ipcam-device`. */

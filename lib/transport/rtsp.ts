@@ -9,7 +9,7 @@
  * the wire), a node on http the scheme its auth setting allows, as over HTTP.
  */
 import { connect, isIPv6, type Socket } from 'node:net';
-import { IpcamError } from '../errors';
+import { IpcamError } from '../errors/errors';
 import type { AuthMode } from './auth';
 import { DeviceAuth } from './auth';
 import { parseChallenges } from './challenge';

@@ -1,4 +1,4 @@
-import { IpcamError } from '../errors';
+import { IpcamError } from '../errors/errors';
 
 interface Context {
   /** What was being done, e.g. `http://10.0.0.5:80 (GET /jpg/image.jpg)`: our own words only. */

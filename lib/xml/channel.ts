@@ -1,4 +1,4 @@
-import { checkWhole } from '../params';
+import { checkWhole } from '../input/params';
 
 /**
  * Highest channel id sent in a path (`/PtzControl/<channel>/...`, `/GetSmartVehicleConfig/<channel>`):

@@ -1,7 +1,7 @@
 import { XMLBuilder, XMLParser } from 'fast-xml-parser';
-import { IpcamError, inputError } from '../errors';
-import { echo } from '../echo';
-import { notXmlChar } from '../params';
+import { IpcamError, inputError } from '../errors/errors';
+import { echo } from '../errors/echo';
+import { notXmlChar } from '../input/params';
 import { XML_REFERENCES } from './references';
 import { checkElementBudget, checkWellFormed, MAX_DEPTH } from './well-formed';
 

@@ -1,5 +1,5 @@
-import { IpcamError } from '../errors';
-import { deviceWords } from '../echo';
+import { IpcamError } from '../errors/errors';
+import { deviceWords } from '../errors/echo';
 import { child, type XmlElement } from './codec';
 
 /** Readable text for the device error codes listed in the field notes. */

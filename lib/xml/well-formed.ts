@@ -1,5 +1,5 @@
-import { MAX_XML_ELEMENTS } from '../budgets';
-import { IpcamError } from '../errors';
+import { MAX_XML_ELEMENTS } from '../safety/budgets';
+import { IpcamError } from '../errors/errors';
 
 /**
  * Deepest nesting of elements read. fast-xml-parser refuses a little deeper (its

@@ -1,8 +1,8 @@
 import { DETECTION_STALL_TIMEOUT, detectionPath, parseIdList, parseLevels, readDetection, type DetectionLevel, type DetectionType } from '../../lib/ops/io';
-import { failureLine } from '../../lib/refusal';
-import { failed, levelEvent, levelsRead } from '../../lib/status';
+import { failureLine } from '../../lib/errors/refusal';
+import { failed, levelEvent, levelsRead } from '../../lib/status/status';
 import { RepeatWatch } from '../../lib/stream/repeat';
-import { unknownWord } from '../../lib/suggest';
+import { unknownWord } from '../../lib/input/suggest';
 import { FailureLine, handleInput } from '../action';
 import type { Node, NodeAPI, NodeDef, NodeMessage } from '../red';
 import { handleCommands, superviseStream } from '../stream-node';

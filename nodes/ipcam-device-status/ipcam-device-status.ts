@@ -1,10 +1,10 @@
 import type { WatchedDevice } from '../../lib/health/board';
 import type { HealthChange, HealthState } from '../../lib/health/device-health';
-import { IpcamError } from '../../lib/errors';
-import { unknownWord } from '../../lib/suggest';
+import { IpcamError } from '../../lib/errors/errors';
+import { unknownWord } from '../../lib/input/suggest';
 import { reportFailure } from '../action';
 import { healthBoard } from '../health-board';
-import { cleared, devicesSummary, deviceState, noDevice, type NoStatus, type Status } from '../../lib/status';
+import { cleared, devicesSummary, deviceState, noDevice, type NoStatus, type Status } from '../../lib/status/status';
 import type { Node, NodeAPI, NodeDef, NodeMessage } from '../red';
 
 interface DeviceStatusDef extends NodeDef {

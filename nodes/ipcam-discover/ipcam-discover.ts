@@ -1,7 +1,7 @@
 import { checkInterface, DISCOVERY_DURATION, parseTargets } from '../../lib/discovery/probe';
-import { cleared, found, searching } from '../../lib/status';
-import { IpcamError } from '../../lib/errors';
-import { bool, withDefault } from '../../lib/params';
+import { cleared, found, searching } from '../../lib/status/status';
+import { IpcamError } from '../../lib/errors/errors';
+import { bool, withDefault } from '../../lib/input/params';
 import { reportFailure } from '../action';
 import { search } from '../discovery-search';
 import type { Node, NodeAPI, NodeDef } from '../red';

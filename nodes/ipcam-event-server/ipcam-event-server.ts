@@ -1,5 +1,5 @@
 import { EventServer } from '../../lib/events/server';
-import { IpcamError } from '../../lib/errors';
+import { IpcamError } from '../../lib/errors/errors';
 import type { EventServerConfigNode } from '../event-config';
 import type { NodeAPI, NodeDef } from '../red';
 

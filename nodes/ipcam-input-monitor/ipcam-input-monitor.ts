@@ -1,9 +1,9 @@
 import { IoEdgeTracker, checkIo, ioMonitorPath, parseIdList, parseIoLines, type IoKind, type IoReport } from '../../lib/ops/io';
-import { IpcamError } from '../../lib/errors';
+import { IpcamError } from '../../lib/errors/errors';
 import { FailureThrottle } from '../../lib/stream/supervisor';
 import type { DeviceConfigNode } from '../device-config';
 import type { Node, NodeAPI, NodeDef } from '../red';
-import { ioEvent } from '../../lib/status';
+import { ioEvent } from '../../lib/status/status';
 import { handleCommands, reportStreamFailure, superviseStream } from '../stream-node';
 
 interface InputMonitorDef extends NodeDef {

@@ -1,5 +1,5 @@
-import { inputError } from '../../lib/errors';
-import { plateModified } from '../../lib/status';
+import { inputError } from '../../lib/errors/errors';
+import { plateModified } from '../../lib/status/status';
 import { modifyPlate } from '../../lib/ops/plates';
 import { handleInput, payloadObject } from '../action';
 import type { Node, NodeAPI, NodeDef } from '../red';

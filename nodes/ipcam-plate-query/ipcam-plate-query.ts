@@ -1,5 +1,5 @@
 import { queryPlates, type PlateQuery } from '../../lib/ops/plates';
-import { platesFound } from '../../lib/status';
+import { platesFound } from '../../lib/status/status';
 import { handleInput, payloadObject } from '../action';
 import type { Node, NodeAPI, NodeDef } from '../red';
 

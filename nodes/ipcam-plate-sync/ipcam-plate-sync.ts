@@ -1,6 +1,6 @@
-import { echo } from '../../lib/echo';
+import { echo } from '../../lib/errors/echo';
 import { syncPlates } from '../../lib/ops/plate-sync';
-import { synced } from '../../lib/status';
+import { synced } from '../../lib/status/status';
 import { handleInput } from '../action';
 import type { Node, NodeAPI, NodeDef } from '../red';
 

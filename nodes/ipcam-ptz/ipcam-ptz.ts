@@ -1,9 +1,9 @@
 import { CgiPtzMover } from '../../lib/ops/ptz-cgi';
-import { ptzDone, ptzList } from '../../lib/status';
-import { echo } from '../../lib/echo';
-import { IpcamError, inputError } from '../../lib/errors';
+import { ptzDone, ptzList } from '../../lib/status/status';
+import { echo } from '../../lib/errors/echo';
+import { IpcamError, inputError } from '../../lib/errors/errors';
 import { PtzMover } from '../../lib/ops/ptz-mover';
-import { withImpliedAction } from '../../lib/ptz-request';
+import { withImpliedAction } from '../../lib/ops/ptz-request';
 import { DeviceClient } from '../../lib/transport/client';
 import { exactWord, NONE_HINT } from '../../lib/payload';
 import { PTZ_PAYLOAD_ACTIONS } from '../../lib/settings';

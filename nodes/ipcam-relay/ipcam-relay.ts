@@ -1,5 +1,5 @@
 import { pulseRelay, readRelay, relayCommand, runRelaySequence, setRelay } from '../../lib/ops/relay';
-import { relayDone } from '../../lib/status';
+import { relayDone } from '../../lib/status/status';
 import { handleInput } from '../action';
 import type { Node, NodeAPI, NodeDef } from '../red';
 

@@ -1,6 +1,6 @@
-import { echo } from '../../lib/echo';
-import { image as imageStatus } from '../../lib/status';
-import { inputError } from '../../lib/errors';
+import { echo } from '../../lib/errors/echo';
+import { image as imageStatus } from '../../lib/status/status';
+import { inputError } from '../../lib/errors/errors';
 import { SNAPSHOT_FORMATS, takeSnapshot, type SnapshotSource } from '../../lib/ops/snapshot';
 import type { CgiValue } from '../../lib/cgi/codec';
 import { handleInput, payloadObject } from '../action';

@@ -1,5 +1,5 @@
 import { checkChannel } from '../../lib/xml/channel';
-import { vehicleConfig } from '../../lib/status';
+import { vehicleConfig } from '../../lib/status/status';
 import { getVehicleConfig, setVehicleConfig } from '../../lib/ops/vehicle-config';
 import { handleInput, payloadObject } from '../action';
 import type { Node, NodeAPI, NodeDef } from '../red';

@@ -6,7 +6,7 @@
  * of the differential test in test/xml-well-formed.test.ts.
  */
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
-import { IpcamError } from '../../lib/errors';
+import { IpcamError } from '../../lib/errors/errors';
 import { PARSE_LIMITS, PostTooComplex, type AlarmStatus, type DevicePost, type EventDevice, type ListType, type ParseLimits, type PlateDetection, type ReadPost } from '../../lib/events/parse';
 import { child, items, toTyped, type XmlElement, type XmlValue } from '../../lib/xml/codec';
 

@@ -21,8 +21,8 @@
  * the widget shows. (Dashboard itself emits `msg-input:<id>` to every client for each wired
  * message: what it sends is `beforeSend`'s answer, an empty object, which a component ignores.)
  */
-import { RefusalLog } from 'node-red-contrib-ipcam/dist/lib/client-refusals';
-import { noDashboard } from 'node-red-contrib-ipcam/dist/lib/status';
+import { RefusalLog } from 'node-red-contrib-ipcam/dist/lib/widgets/client-refusals';
+import { noDashboard } from 'node-red-contrib-ipcam/dist/lib/status/status';
 import type { Node, NodeAPI, NodeDef, NodeMessage, SendFn } from 'node-red-contrib-ipcam/dist/nodes/red';
 
 /** Where the server answers one widget: `msg-input:<widget id>`, Dashboard's documented event. */

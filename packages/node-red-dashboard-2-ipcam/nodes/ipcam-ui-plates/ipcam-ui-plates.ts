@@ -9,9 +9,9 @@
 import { senderFilter } from 'node-red-contrib-ipcam/dist/lib/events/filter';
 import { plateMessage } from 'node-red-contrib-ipcam/dist/lib/events/plate-message';
 import type { ReceivedPost } from 'node-red-contrib-ipcam/dist/lib/events/server';
-import { badSetting, lastPlate, listenerState, noServer } from 'node-red-contrib-ipcam/dist/lib/status';
-import { checkRows, WIDGET_ROWS_MAX } from 'node-red-contrib-ipcam/dist/lib/widget-settings';
-import { platesAction, refused } from 'node-red-contrib-ipcam/dist/lib/widget-actions';
+import { badSetting, lastPlate, listenerState, noServer } from 'node-red-contrib-ipcam/dist/lib/status/status';
+import { checkRows, WIDGET_ROWS_MAX } from 'node-red-contrib-ipcam/dist/lib/widgets/settings';
+import { platesAction, refused } from 'node-red-contrib-ipcam/dist/lib/widgets/actions';
 import type { DeviceConfigNode } from 'node-red-contrib-ipcam/dist/nodes/device-config';
 import type { EventServerConfigNode } from 'node-red-contrib-ipcam/dist/nodes/event-config';
 import { Clients, registerWidget, serverEvent, type DashboardConnection } from '../ui-dashboard';

@@ -3,9 +3,9 @@
  * that check them: the widget nodes parse their settings with these, and lib/settings gives the
  * same limits to the editor, so a dialog marks exactly what a deploy would refuse.
  */
-import { SNAPSHOT_SOURCES } from './ops/snapshot';
+import { SNAPSHOT_SOURCES } from '../ops/snapshot';
 import { FRAME_RATE_SETTING } from './frame-ticker';
-import { int, oneOf, optional, text, withDefault } from './params';
+import { int, oneOf, optional, text, withDefault } from '../input/params';
 
 /** Most preset buttons a camera widget shows. */
 export const WIDGET_PRESETS_MAX = 16;

@@ -1,6 +1,6 @@
-import { IpcamError } from './errors';
-import { checkWhole, isBlank } from './params';
-import type { DeviceClient } from './transport/client';
+import { IpcamError } from '../errors/errors';
+import { checkWhole, isBlank } from '../input/params';
+import type { DeviceClient } from '../transport/client';
 
 /** Longest timed move (ms). */
 export const MAX_DURATION = 600_000;

@@ -10,12 +10,12 @@
  * retrying, a request or search under way), red ring (failed), grey ring (idle, stopped).
  * Plain objects: nothing here knows Node-RED.
  */
-import { oneLine } from './echo';
-import type { IpcamError } from './errors';
-import type { EventServerState } from './events/server';
-import type { HealthState } from './health/device-health';
-import { isDeviceFailure, type DeviceLabel } from './refusal';
-import type { StreamState, StreamStateInfo } from './stream/supervisor';
+import { oneLine } from '../errors/echo';
+import type { IpcamError } from '../errors/errors';
+import type { EventServerState } from '../events/server';
+import type { HealthState } from '../health/device-health';
+import { isDeviceFailure, type DeviceLabel } from '../errors/refusal';
+import type { StreamState, StreamStateInfo } from '../stream/supervisor';
 
 export type StatusFill = 'green' | 'yellow' | 'red' | 'grey';
 export type StatusShape = 'dot' | 'ring';

@@ -8,7 +8,7 @@
  * whatever pattern viewers come and go in (a view that comes back within an interval of its last
  * frame waits for the rest of it).
  */
-import { decimal, withDefault } from './params';
+import { decimal, withDefault } from '../input/params';
 
 /** Frames per second of a live view: one every 5 s up to ten a second. */
 export const FRAME_RATE = { min: 0.2, max: 10, default: 1 } as const;

@@ -1,4 +1,4 @@
-import { IpcamError } from './errors';
+import { IpcamError } from '../errors/errors';
 
 /**
  * What one device answer, one field of a record and one walk of pages may cost (DESIGN, "Safety

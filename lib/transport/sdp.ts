@@ -3,7 +3,7 @@
  * `m=` line with its codec (from `a=rtpmap`, or the static payload types of RFC 3551) and its
  * `a=control`. Bounded: at most MAX_SDP_MEDIA sections and MAX_SDP_LINES lines are read.
  */
-import { IpcamError } from './errors';
+import { IpcamError } from '../errors/errors';
 
 export interface SdpMedia {
   /** `video`, `audio`, `application`, ... */

@@ -4,8 +4,8 @@
  * payload key, operation name and short-form word.
  */
 
-import { echo } from './echo';
-import { inputError, type IpcamError } from './errors';
+import { echo } from '../errors/echo';
+import { inputError, type IpcamError } from '../errors/errors';
 
 /** Longest word compared: a guess about a 10 KB key is worth nothing and would cost quadratic time. */
 const MAX_WORD = 64;

@@ -6,8 +6,8 @@
  * (`limits`), which the editor rules file and the simulator take from here. Every failure is
  * `EINPUT` naming the field, thrown before anything is sent.
  */
-import { inputError } from './errors';
-import { echo, LINE_BREAKER, LONE_SURROGATE } from './echo';
+import { inputError } from '../errors/errors';
+import { echo, LINE_BREAKER, LONE_SURROGATE } from '../errors/echo';
 import { unknownKey } from './suggest';
 
 /** Characters XML 1.0 cannot carry: controls other than tab, LF and CR, U+FFFE/U+FFFF, lone surrogates. */

@@ -1,4 +1,4 @@
-import { inputError } from './errors';
+import { inputError } from '../errors/errors';
 
 /** The actions that take a preset, and those that take a tour, on both interfaces. */
 const PRESET_ACTIONS = ['gotoPreset', 'savePreset', 'removePreset'];

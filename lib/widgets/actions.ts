@@ -13,7 +13,7 @@
  *   current frame out of the node's output);
  * - plates: `{ action: 'select', row: <id of a row the server sent> }`.
  */
-import { WIDGET_PRESET_MAX, type WIDGET_PTZ } from './widget-settings';
+import { WIDGET_PRESET_MAX, type WIDGET_PTZ } from './settings';
 
 /** The PTZ pad's moves by their XML action, with the CGI move of each (zoom has none on CGI). */
 export const PAD_MOVES: Readonly<Record<string, string | undefined>> = Object.freeze({
