@@ -1,13 +1,13 @@
 /*
  * Editor code shared by the ipcam nodes' dialogs: checks of a value against the limits that
- * lib/params exposes (taken from the generated rules.js, never copied by hand), and the
+ * lib/input/params exposes (taken from the generated rules.js, never copied by hand), and the
  * parameter form of an operation. Loaded by each node's .html; a second load is a no-op.
  */
 (function () {
     "use strict";
     if (window.IPCAM_EDITOR) { return; }
 
-    // The same numeric rule as lib/params: decimal digits, an optional minus, spaces around.
+    // The same numeric rule as lib/input/params: decimal digits, an optional minus, spaces around.
     var NUMERIC = /^\s*-?\d{1,16}\s*$/;
     // And for numbers with a fraction (a frame rate): no exponent, no hex.
     var DECIMAL = /^\s*-?\d{1,16}(\.\d{1,16})?\s*$/;

@@ -1,6 +1,6 @@
 /**
  * The editor's rules file is generated from lib/ at build time: every operation of both tables
- * is in it with exactly the limits lib/params gives, so no dialog keeps a rule of its own.
+ * is in it with exactly the limits lib/input/params gives, so no dialog keeps a rule of its own.
  */
 import { strict as assert } from 'node:assert';
 import { readFileSync } from 'node:fs';

@@ -73,7 +73,7 @@ describe('operation classes and shell-safe server tests (library)', function () 
   });
 
   describe('server tests refuse shell syntax and options', function () {
-    it('the sets are decided once, in lib/params', function () {
+    it('the sets are decided once, in lib/input/params', function () {
       for (const c of ';|&$`()<>\\\'"') assert.ok(SECRET_SHELL_CHARACTERS.includes(c) && SHELL_CHARACTERS.includes(c), c);
       // A password keeps what runs nothing: globs, braces, ! # ~.
       for (const c of '*?{}[]!#~') assert.ok(!SECRET_SHELL_CHARACTERS.includes(c), c);

@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import { cameraAction, platesAction, refused } from '../lib/widgets/actions';
 import { RefusalLog } from '../lib/widgets/client-refusals';
 
-describe('widget actions: what a browser may ask (lib/widget-actions)', function () {
+describe('widget actions: what a browser may ask (lib/widgets/actions)', function () {
   const xml = { ptz: 'xml' as const, presets: ['2', 'gate'] };
   const cgi = { ptz: 'cgi' as const, presets: ['1'] };
   const none = { ptz: 'none' as const, presets: [] };
@@ -76,7 +76,7 @@ describe('widget actions: what a browser may ask (lib/widget-actions)', function
   });
 });
 
-describe('refused browser messages (lib/client-refusals)', function () {
+describe('refused browser messages (lib/widgets/client-refusals)', function () {
   it('counts every one and warns at most once per client per minute, with the count held back', function () {
     let now = 1_000_000;
     const lines: string[] = [];

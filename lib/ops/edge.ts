@@ -491,7 +491,7 @@ export const listStorage = defineOp({
   },
 });
 
-/** Types guessed from a file's extension where the device gives none (XML is not handed on as such: see content-type.ts). */
+/** Types guessed from a file's extension where the device gives none (XML is not handed on as such: see lib/safety/content-type.ts). */
 const CONTENT_TYPES: Record<string, string> = { jpg: 'image/jpeg', jpeg: 'image/jpeg', png: 'image/png', txt: 'text/plain', mp4: 'video/mp4', avi: 'video/x-msvideo' };
 
 export const download = defineOp({

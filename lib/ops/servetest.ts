@@ -29,7 +29,7 @@ export const SUBJECT_MAX = 200;
 export const MESSAGE_MAX = 2000;
 
 // Every name, user and path below refuses the shell's characters and a word starting with a dash
-// (lib/params `shell`); a password refuses the characters that end a word and run something.
+// (lib/input/params `shell`); a password refuses the characters that end a word and run something.
 
 /** A host name, IPv4 or IPv6 address (its pattern holds no shell character: only a leading dash is left to refuse). */
 export const SERVER_HOST = text({ max: HOST_MAX, noOption: true, pattern: /^[A-Za-z0-9.:_-]+$/, patternText: 'a host name or IP address like 192.168.1.10 or mail.example.com' });

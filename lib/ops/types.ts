@@ -1,6 +1,6 @@
 /**
  * An operation of the table: what a flow names (`operation`), the interface and access level it
- * needs, its parameters (lib/params, limits as data), how its request is built (through the CGI or
+ * needs, its parameters (lib/input/params, limits as data), how its request is built (through the CGI or
  * XML codec only), how its answer is read, and its class: who may choose it.
  */
 import type { CgiAnswer } from '../answer';

@@ -8,11 +8,11 @@
  * Dashboard's `beforeSend`, which Dashboard also calls for a client's `widget-send`,
  * `widget-change` and `widget-action`. A client's `widget-action` is taken by this package's
  * dashboard plugin (ipcam-ui-plugin.ts, Dashboard's `onAction` hook) with the connection it came
- * on, read as one of the widget's closed list of actions (lib/widget-actions) and never passed on;
+ * on, read as one of the widget's closed list of actions (lib/widgets/actions) and never passed on;
  * its `widget-send` and `widget-change` are refused there too (hooks `onSend`, `onChange`), and,
  * should a Dashboard release not call those hooks, by the widget's own `onChange` handler and by
  * `beforeSend`, which throws for anything but a wired message. Each refusal is counted, with at
- * most one warning per client a minute (lib/client-refusals). Dashboard's `evts.onSocket` is not
+ * most one warning per client a minute (lib/widgets/client-refusals). Dashboard's `evts.onSocket` is not
  * used: it binds only connections opened after the widget registered, and a client that
  * reconnects during a redeploy would be left unheard.
  *
@@ -101,7 +101,7 @@ interface UiGroup {
 export interface WidgetGlue {
   /**
    * One `widget-action` of a client of this widget (already matched to its id), as received:
-   * read with lib/widget-actions. Answers why it was refused, or undefined when it was taken.
+   * read with lib/widgets/actions. Answers why it was refused, or undefined when it was taken.
    */
   onAction(conn: DashboardConnection, msg: unknown): string | undefined;
   /** A client that showed this widget is gone (tab closed, network lost) or unmounted it. */

@@ -1,6 +1,6 @@
 /**
  * The widget's side of its link to its node (see nodes/ui-dashboard.ts). The component asks with
- * Dashboard 2 `widget-action`s, each one of the closed list of lib/widget-actions: `watch` when it
+ * Dashboard 2 `widget-action`s, each one of the closed list of lib/widgets/actions: `watch` when it
  * shows (again after every reconnection and when its page becomes visible), `unwatch` when it stops
  * showing, and what the user did. The node answers on `msg-input:<id>` (Dashboard's documented
  * event) to the watching clients only; Dashboard's own empty `msg-input` of a wired message

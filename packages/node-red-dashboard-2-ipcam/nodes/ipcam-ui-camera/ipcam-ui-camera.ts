@@ -1,11 +1,11 @@
 /**
  * ipcam-ui-camera: a camera on a Dashboard 2 page. The live view is snapshots this node takes
  * (the browser never learns the device's address or credentials), one per tick for every
- * client together and none while nobody shows the widget (lib/frame-ticker), paced per device
+ * client together and none while nobody shows the widget (lib/widgets/frame-ticker), paced per device
  * across every widget that shows it, and none after a refused password until the device is
  * online again. PTZ presses are timed moves of the same movers as ipcam-ptz: one client holds the
  * pad at a time, until its release, its leaving, its page hidden or the timed Stop; a release
- * sends the one Stop. A browser asks only the actions of lib/widget-actions; the device, the
+ * sends the one Stop. A browser asks only the actions of lib/widgets/actions; the device, the
  * picture, the plate and pause come from wired messages only.
  */
 import { takeSnapshot } from 'node-red-contrib-ipcam/dist/lib/ops/snapshot';

@@ -3,7 +3,7 @@
  * crop), live; a click on a row sends that event on. Fed by ipcam-plate-event messages, by its
  * own event server (optionally only one device's posts: plate-event's filter and message, from
  * lib/events), or both; only the columns shown go to the browser (ui-plate-row.ts picks them). A browser may only watch and select a row
- * the server sent it (lib/widget-actions): the event that goes out is the one stored, never the
+ * the server sent it (lib/widgets/actions): the event that goes out is the one stored, never the
  * browser's copy. The rows outlive a redeploy of the widget (see keptRows).
  */
 import { senderFilter } from 'node-red-contrib-ipcam/dist/lib/events/filter';
