@@ -4,6 +4,7 @@ import { failed, levelEvent, levelsRead } from '../../lib/status';
 import { RepeatWatch } from '../../lib/stream/repeat';
 import { unknownWord } from '../../lib/suggest';
 import { FailureLine, handleInput } from '../action';
+import { spec } from './spec';
 import type { Node, NodeAPI, NodeDef, NodeMessage } from '../red';
 import { handleCommands, superviseStream } from '../stream-node';
 
@@ -44,7 +45,7 @@ export = function register(RED: NodeAPI): void {
 
     if (def.mode === 'single') {
       // One reading per input message, on the device's pool like any request.
-      handleInput(RED, this, def.device, async (msg, client, signal) => {
+      handleInput(RED, this, spec, def.device, async (msg, client, signal) => {
         const levels = await readDetection(client, type, parseIdList(def.groups, 'Groups'), signal);
         msg.topic = type;
         msg.payload = levels;
@@ -80,5 +81,5 @@ export = function register(RED: NodeAPI): void {
     control.start();
     handleCommands(this, control);
   }
-  RED.nodes.registerType('ipcam-detection-stream', IpcamDetectionStreamNode as (this: never, def: never) => void);
+  RED.nodes.registerType(spec.type, IpcamDetectionStreamNode as (this: never, def: never) => void);
 };
