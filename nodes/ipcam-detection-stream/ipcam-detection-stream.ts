@@ -1,4 +1,4 @@
-import { DETECTION_STALL_TIMEOUT, detectionPath, parseIdList, parseLevels, readDetection, type DetectionLevel, type DetectionType } from '../../lib/ops/io';
+import { DETECTION_EMITS, DETECTION_STALL_TIMEOUT, detectionPath, parseIdList, parseLevels, readDetection, type DetectionEmit, type DetectionLevel, type DetectionType } from '../../lib/ops/io';
 import { failureLine } from '../../lib/refusal';
 import { failed, levelEvent, levelsRead } from '../../lib/status';
 import { RepeatWatch } from '../../lib/stream/repeat';
@@ -16,14 +16,12 @@ interface DetectionDef extends NodeDef {
   emit?: string;
 }
 
-type EmitPolicy = 'every' | 'change' | 'trigger';
-
 /**
  * Decides which readings become messages: all, those that changed, or those that flip a trigger.
  * The key of the last reading is kept, not the reading: a stream repeats its levels every
  * second, and the key of the previous reading would otherwise be built again each time.
  */
-function emitter(policy: EmitPolicy): (levels: DetectionLevel[]) => boolean {
+function emitter(policy: DetectionEmit): (levels: DetectionLevel[]) => boolean {
   if (policy === 'every') return () => true;
   const keyOf = policy === 'change' ? (l: DetectionLevel) => `${l.group}:${l.level}:${l.threshold}` : (l: DetectionLevel) => `${l.group}:${l.triggered}`;
   let last: string | undefined;
@@ -39,7 +37,7 @@ export = function register(RED: NodeAPI): void {
   function IpcamDetectionStreamNode(this: Node, def: DetectionDef): void {
     RED.nodes.createNode(this, def);
     const type = (def.detection || 'motion') as DetectionType;
-    const policy = (def.emit || 'change') as EmitPolicy;
+    const policy = (def.emit || 'change') as DetectionEmit;
     const shouldEmit = emitter(policy);
     const toMessage = (levels: DetectionLevel[]): NodeMessage => ({ topic: type, payload: levels });
 
@@ -53,8 +51,8 @@ export = function register(RED: NodeAPI): void {
       });
       return;
     }
-    if (!['every', 'change', 'trigger'].includes(policy)) {
-      const error = unknownWord('emit setting', policy, ['every', 'change', 'trigger']);
+    if (!(DETECTION_EMITS as readonly string[]).includes(policy)) {
+      const error = unknownWord('emit setting', policy, DETECTION_EMITS);
       this.status(failed(error));
       this.error(new FailureLine(failureLine(error), error.code));
       return;
