@@ -2,8 +2,9 @@ import { setMaxListeners } from 'node:events';
 import { oneLine } from '../lib/errors/echo';
 import { IpcamError } from '../lib/errors/errors';
 import { withoutSecretParams } from '../lib/ops';
-import { OVERRIDES, checkPayloadKeys } from '../lib/payload';
+import { OVERRIDES, checkPayloadKeys } from '../lib/input/payload';
 import { settingsProblem } from '../lib/settings';
+import type { NodeSpec } from '../lib/input/node-spec';
 import { failureLine, failureMessage, type DeviceLabel } from '../lib/errors/refusal';
 import { cleared, deviceState, failed, requesting, type Status } from '../lib/status/status';
 import type { DeviceClient } from '../lib/transport/client';
@@ -21,7 +22,8 @@ export interface DeviceTarget {
 /**
  * The input handling every action node shares: resolve the device (the setting, or the one
  * `msg.device` names), run the operation, map the outcome to msg, status and a Catch-able error.
- * In-flight requests are aborted on close.
+ * In-flight requests are aborted on close. `spec` (the node folder's spec.ts) gives the rules its
+ * settings are checked by at deploy and the keys its payload may hold.
  *
  * Registration (see device-users.ts): the node is a user of its own device for its lifetime; a
  * device reached through `msg.device` has the node as a user for the duration of that request,
@@ -30,6 +32,7 @@ export interface DeviceTarget {
 export function handleInput(
   RED: NodeAPI,
   node: Node,
+  spec: NodeSpec,
   deviceId: string | undefined,
   run: (msg: NodeMessage, client: DeviceClient, signal: AbortSignal, target: DeviceTarget) => Promise<Status>,
   settings: Readonly<Record<string, unknown>> = {},
@@ -37,7 +40,7 @@ export function handleInput(
 ): void {
   // Settings are checked on deploy (DESIGN): one out of its rules is a red status naming it and
   // the nearest valid value, and every message gets that same EINPUT, with nothing sent.
-  const refused = settingsProblem(node.type, settings) ?? checkSettings();
+  const refused = settingsProblem(spec, settings) ?? checkSettings();
   if (refused) return refuseEveryInput(node, refused);
   const inFlight = new Set<Promise<void>>();
   let closing = false;
@@ -69,7 +72,7 @@ export function handleInput(
           msg.payload = undefined;
           held.aside = true;
         } else {
-          checkPayloadKeys(node.type, msg.payload);
+          checkPayloadKeys(spec, msg.payload);
         }
         const target = targetOf(RED, node, deviceId, msg);
         device = target.device;

@@ -5,6 +5,7 @@ import { refusedSetting } from '../lib/settings';
 import { nearest } from '../lib/input/suggest';
 import { handleInput, payloadObject } from './action';
 import { operationDone, progress, type Status } from '../lib/status/status';
+import type { NodeSpec } from '../lib/input/node-spec';
 import type { Node, NodeAPI, NodeDef, NodeMessage } from './red';
 
 interface OperationDef extends NodeDef {
@@ -74,12 +75,12 @@ export interface OperationNodeOptions {
   statusText?: (op: Operation, result: OpResult) => string;
 }
 
-export function registerOperationNode(RED: NodeAPI, type: string, table: ReadonlyMap<string, Operation>, options: OperationNodeOptions): void {
+export function registerOperationNode(RED: NodeAPI, spec: NodeSpec, table: ReadonlyMap<string, Operation>, options: OperationNodeOptions): void {
   function OperationNode(this: Node, def: OperationDef): void {
     RED.nodes.createNode(this, def);
     const setting = (def.operation ?? '').trim() || options.defaultOperation;
     const defaults = storedParams(def.params);
-    handleInput(RED, this, def.device, async (msg, client, signal): Promise<Status> => {
+    handleInput(RED, this, spec, def.device, async (msg, client, signal): Promise<Status> => {
       const { operation: requested, ...given } = payloadObject(msg) ?? {};
       // ipcam-edgerecord: any message may choose (its operations only read); ipcam-request: only
       // a node set to `msg`, and only a `read` operation (chooseOperation guards both).
@@ -95,5 +96,5 @@ export function registerOperationNode(RED: NodeAPI, type: string, table: Readonl
       return operationDone((options.statusText ?? resultStatus)(op, result));
     }, def, () => (setting === 'msg' || table.has(setting) ? undefined : refusedSetting('operation', setting, `Unknown operation ${echo(setting)} in the Operation setting`, nearest(setting, table.keys()))));
   }
-  RED.nodes.registerType(type, OperationNode as (this: never, def: never) => void);
+  RED.nodes.registerType(spec.type, OperationNode as (this: never, def: never) => void);
 }

@@ -86,3 +86,19 @@ exports.placeNodeFolders = (root, out) => {
   }
   return { types, parts, lines };
 };
+
+/**
+ * The spec of each node folder of a package (`nodes/<type>/spec.ts`, compiled beside its runtime
+ * as `<out>/<type>/spec.js`): what the folder declares of its node type (lib/input/node-spec.ts), its
+ * settings' rules and payload keys. A folder without one, or whose spec names another type, fails
+ * the build: the editor's rules are written from these, never from a hand-kept list.
+ */
+exports.nodeSpecs = (root, out, types) =>
+  types.map((type) => {
+    const file = path.join(out, type, 'spec.js');
+    const where = path.relative(path.resolve(__dirname, '..'), path.join(root, 'nodes', type, 'spec.ts'));
+    if (!fs.existsSync(file)) throw new Error(`${where} is missing: each node folder declares its settings there (export const spec: NodeSpec, lib/input/node-spec.ts)`);
+    const { spec } = require(file);
+    if (spec?.type !== type) throw new Error(`${where} must export \`spec\` of type '${type}' (it gives ${JSON.stringify(spec?.type)})`);
+    return spec;
+  });

@@ -168,8 +168,8 @@ async function pack(dir: string, workspace?: string): Promise<string> {
 }
 
 /**
- * The files each node folder of a package (nodes/<type>/) ships beside its runtime: the dialog,
- * every help page of locales/, and the icons Node-RED takes from the runtime's folder.
+ * The files each node folder of a package (nodes/<type>/) ships beside its runtime: its spec, the
+ * dialog, every help page of locales/, and the icons Node-RED takes from the runtime's folder.
  */
 function nodeFolderFiles(root: string, pkg: PackageJson): string[] {
   return Object.values(pkg['node-red']?.nodes ?? {}).flatMap((js) => {
@@ -177,6 +177,7 @@ function nodeFolderFiles(root: string, pkg: PackageJson): string[] {
     const source = join(root, 'nodes', basename(folder));
     return [
       js,
+      `${folder}/spec.js`,
       js.replace(/\.js$/, '.html'),
       ...walk(join(source, 'locales')).map((f) => `${folder}/locales/${f}`),
       ...walk(join(ROOT, 'icons')).map((f) => `${folder}/icons/${f}`),

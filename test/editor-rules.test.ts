@@ -7,11 +7,13 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runInNewContext } from 'node:vm';
 import { EDGE_RECORD_OPERATIONS, OP_CLASSES, REQUEST_OPERATIONS, type Operation } from '../lib/ops';
-import { NODE_SETTINGS, settingsLimits } from '../lib/settings';
+import { settingsLimits } from '../lib/settings';
 import { EVENT_SERVER_SETTINGS } from '../lib/events/server';
 import { RELAY_SETTINGS } from '../lib/ops/relay';
-import { checkCameraSettings, checkRows, UI_CAMERA_SETTINGS, UI_PLATES_SETTINGS } from '../lib/widgets/settings';
-import { NODE_PACKAGES, PROJECT_ROOT, declaredNodeTypes, nodeFiles, nodeFolders } from './helpers';
+import { checkCameraSettings, checkRows, UI_CAMERA_SETTINGS, UI_PLATES_SETTINGS, WIDGET_NODE_SETTINGS } from '../lib/widgets/settings';
+import { spec as eventServerSpec } from '../nodes/ipcam-event-server/spec';
+import { spec as relaySpec } from '../nodes/ipcam-relay/spec';
+import { NODE_PACKAGES, PROJECT_ROOT, WIDGETS_ROOT, declaredNodeTypes, nodeFiles, nodeFolders, nodeSpecs } from './helpers';
 
 interface RulesEntry {
   name: string;
@@ -68,7 +70,8 @@ describe('editor rules generated from lib/ops', function () {
 
   it('holds the limits of every node setting and of both PTZ interfaces, as lib/settings gives them', function () {
     const rules = generatedRules();
-    const lib = JSON.parse(JSON.stringify(settingsLimits())) as { nodes: unknown; ptz: unknown };
+    // Each node folder's spec, of both packages: the widgets' dialogs load this package's rules.
+    const lib = JSON.parse(JSON.stringify(settingsLimits(NODE_PACKAGES.flatMap(nodeSpecs)))) as { nodes: unknown; ptz: unknown };
     assert.deepEqual(rules.settings, lib.nodes);
     assert.deepEqual(rules.ptz, lib.ptz);
     // Every node type has its settings there (the two operation nodes: Overrides).
@@ -78,16 +81,20 @@ describe('editor rules generated from lib/ops', function () {
   });
 
   it('the runtime checks a setting with the same parsers the rules are made of', function () {
-    assert.equal(NODE_SETTINGS['ipcam-event-server'], EVENT_SERVER_SETTINGS);
-    for (const [name, param] of Object.entries(RELAY_SETTINGS)) assert.equal(NODE_SETTINGS['ipcam-relay']?.[name], param, name);
+    assert.equal(eventServerSpec.settings, EVENT_SERVER_SETTINGS);
+    for (const [name, param] of Object.entries(RELAY_SETTINGS)) assert.equal(relaySpec.settings[name], param, name);
     const pulse = RELAY_SETTINGS.pulse.limits;
     assert.equal(pulse.type, 'int');
     if (pulse.type === 'int') assert.throws(() => RELAY_SETTINGS.pulse.parse(String(pulse.max + 1), 'Pulse'), { code: 'EINPUT' });
   });
 
   it('the widgets check their settings with the parsers of the rules: rate, source, PTZ, presets and rows', function () {
-    assert.equal(NODE_SETTINGS['ipcam-ui-camera'], UI_CAMERA_SETTINGS);
-    assert.equal(NODE_SETTINGS['ipcam-ui-plates'], UI_PLATES_SETTINGS);
+    // The table the rules are written from, and each widget folder's spec.
+    const widgets = new Map(nodeSpecs(WIDGETS_ROOT).map((spec) => [spec.type, spec.settings]));
+    assert.equal(WIDGET_NODE_SETTINGS['ipcam-ui-camera'], UI_CAMERA_SETTINGS);
+    assert.equal(widgets.get('ipcam-ui-camera'), UI_CAMERA_SETTINGS);
+    assert.equal(WIDGET_NODE_SETTINGS['ipcam-ui-plates'], UI_PLATES_SETTINGS);
+    assert.equal(widgets.get('ipcam-ui-plates'), UI_PLATES_SETTINGS);
     assert.deepEqual(checkCameraSettings({ rate: '0.5', presets: '1, 2,gate, 1' }), { source: 'jpg', rate: 0.5, api: 'none', presets: ['1', '2', 'gate'] });
     assert.equal(checkCameraSettings({ rate: '' }).rate, 1);
     const tooMany = Array.from({ length: 17 }, (_, i) => String(i)).join(',');

@@ -3,6 +3,7 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { IpcamError } from '../lib/errors/errors';
 import { resolve } from 'node:path';
+import type { NodeSpec } from '../lib/input/node-spec';
 import type { RecordedRequest, Simulator } from '../lib/simulator';
 
 /** Tests run compiled from dist/test; fixtures and captures stay in the source tree. */
@@ -17,6 +18,11 @@ export function nodeFolders(root: string): string[] {
   return readdirSync(resolve(root, 'nodes'), { withFileTypes: true })
     .filter((d) => d.isDirectory() && existsSync(resolve(root, 'nodes', d.name, `${d.name}.ts`)))
     .map((d) => d.name);
+}
+
+/** The spec of each node folder of a package (nodes/<type>/spec.ts), as its build compiled it. */
+export function nodeSpecs(root: string): NodeSpec[] {
+  return nodeFolders(root).map((type) => (module.require(resolve(root, 'dist', 'nodes', type, 'spec.js')) as { spec: NodeSpec }).spec);
 }
 
 /** Where the files of node `type` are, in whichever package holds it: its dialog, and its help as written and as shipped. */

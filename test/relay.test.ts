@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { RELAY_SHORT_STRINGS, checkSequence, pulseRelay, readRelay, relayCommand, relayShortForm, runRelaySequence, setRelay } from '../lib/ops/relay';
-import { NONE_HINT } from '../lib/payload';
+import { NONE_HINT } from '../lib/input/payload';
 import { IpcamError } from '../lib/errors/errors';
 import { startSimulator, type RecordedRequest, type RelayChange, type Simulator } from '../lib/simulator';
 import { DeviceClient } from '../lib/transport/client';

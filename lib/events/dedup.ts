@@ -1,9 +1,12 @@
 import { createHash } from 'node:crypto';
+import { int, withDefault } from '../input/params';
 
 /** Keys kept at most: far above the plates a site reads within any window. */
 export const DEDUP_MAX_KEYS = 10_000;
 /** Longest window a plate event node's Dedup setting may hold (s): a day. */
 export const DEDUP_WINDOW_MAX_S = 86_400;
+/** A plate event node's Dedup setting (s): 0, the default, reports every post. */
+export const DEDUP_SETTING = withDefault(int({ min: 0, max: DEDUP_WINDOW_MAX_S }), 0);
 /** Longer keys (a sender can post any mac or plate text) are kept as a digest of fixed size. */
 const KEY_MAX_CHARS = 256;
 /** Starts every digest key: a control character no plain key of that length can mimic by chance. */

@@ -1,6 +1,6 @@
 /**
  * The settings of an `ipcam-ha` node (DESIGN "Home Assistant over MQTT"): each rule once, here;
- * lib/settings.ts hands them to the editor and the node checks them at deploy.
+ * the node's spec (nodes/ipcam-ha/spec.ts) hands them to the editor and the node checks them at deploy.
  */
 import { MAX_ID } from '../ops/io';
 import { PLATE_GROUP } from '../ops/plate-input';

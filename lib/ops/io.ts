@@ -203,6 +203,11 @@ function edgeTo(active: boolean): 'rising' | 'falling' {
 
 export const DETECTION_TYPES = ['motion', 'audio'] as const;
 export type DetectionType = (typeof DETECTION_TYPES)[number];
+/** How a detection node reads: a stream it keeps open, or one reading per input message. */
+export const DETECTION_MODES = ['stream', 'single'] as const;
+/** Which of a stream's readings a detection node sends: all, those that changed, or those that flip a trigger. */
+export const DETECTION_EMITS = ['every', 'change', 'trigger'] as const;
+export type DetectionEmit = (typeof DETECTION_EMITS)[number];
 
 export function detectionPath(type: DetectionType, groups: number[], single: boolean): string {
   if (type !== 'motion' && type !== 'audio') throw inputError(`Unknown detection ${JSON.stringify(type)}: use motion or audio`);

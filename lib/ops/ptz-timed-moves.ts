@@ -1,9 +1,11 @@
 import { IpcamError } from '../errors/errors';
-import { checkWhole, isBlank } from '../input/params';
+import { checkWhole, int, isBlank, withDefault } from '../input/params';
 import type { DeviceClient } from '../transport/client';
 
 /** Longest timed move (ms). */
 export const MAX_DURATION = 600_000;
+/** A PTZ node's Duration setting (ms): above 0 a move is followed by its Stop; 0, the default, sends no Stop. */
+export const DURATION_SETTING = withDefault(int({ min: 0, max: MAX_DURATION }), 0);
 
 /** Sends the Stop of one moving camera, on `via` (the mover's client, or another one at close). */
 export type StopSender = (via: DeviceClient) => Promise<void>;

@@ -1,6 +1,6 @@
 import { IpcamError, inputError } from '../errors/errors';
 import { echo } from '../errors/echo';
-import { NONE_HINT } from '../payload';
+import { NONE_HINT } from '../input/payload';
 import { didYouMean } from '../input/suggest';
 import { bool, checkWhole, int, oneOf, shape, text, withDefault, type Param } from '../input/params';
 import type { DeviceClient } from '../transport/client';

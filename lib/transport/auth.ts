@@ -2,7 +2,9 @@ import { IpcamError } from '../errors/errors';
 import { parseChallenges, type Challenge } from './challenge';
 import { digestAlgorithm, digestHash, digestResponse, formatNonceCount, newCnonce, quote, type DigestAlgorithm } from './digest';
 
-export type AuthMode = 'auto' | 'basic' | 'digest';
+/** How a device's requests authenticate (an ipcam-device's Auth setting): `auto` answers the challenge it gets. */
+export const AUTH_MODES = ['auto', 'basic', 'digest'] as const;
+export type AuthMode = (typeof AUTH_MODES)[number];
 
 export interface Credentials {
   username: string;

@@ -38,6 +38,9 @@ export interface ResolvedDeviceOptions {
   origin: string;
 }
 
+/** The protocols a device is reached by (an ipcam-device's Protocol setting). */
+export const PROTOCOLS = ['http', 'https'] as const;
+
 export const DEFAULT_TIMEOUT = 10_000;
 /** Longest timeout (ms): an hour; Node's timers cannot hold more than about 24 days anyway. */
 export const MAX_TIMEOUT = 3_600_000;

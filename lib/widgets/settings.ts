@@ -1,7 +1,8 @@
 /**
  * The settings of the Dashboard 2 widgets (ipcam-ui-camera, ipcam-ui-plates) as the parsers
- * that check them: the widget nodes parse their settings with these, and lib/settings gives the
- * same limits to the editor, so a dialog marks exactly what a deploy would refuse.
+ * that check them: the widget nodes parse their settings with these, and this package's build
+ * gives the same limits to the editor (WIDGET_NODE_SETTINGS), so a dialog marks exactly what a
+ * deploy would refuse.
  */
 import { SNAPSHOT_SOURCES } from '../ops/snapshot';
 import { FRAME_RATE_SETTING } from './frame-ticker';
@@ -36,6 +37,16 @@ export const UI_CAMERA_SETTINGS = {
 export const UI_PLATES_SETTINGS = {
   count: withDefault(int({ min: 1, max: WIDGET_ROWS_MAX }), 10),
 };
+
+/**
+ * The widget package's node types with their settings, for this package's editor rules: the
+ * widgets' dialogs load those, and this package is built before the widgets'. Each widget folder's
+ * spec.ts names the same settings; the widget build refuses a spec that differs from its row.
+ */
+export const WIDGET_NODE_SETTINGS = {
+  'ipcam-ui-camera': UI_CAMERA_SETTINGS,
+  'ipcam-ui-plates': UI_PLATES_SETTINGS,
+} as const;
 
 export interface CameraSettings {
   source: (typeof SNAPSHOT_SOURCES)[number];

@@ -1,4 +1,4 @@
-import { checkWhole } from '../input/params';
+import { checkWhole, int, optional } from '../input/params';
 
 /**
  * Highest channel id sent in a path (`/PtzControl/<channel>/...`, `/GetSmartVehicleConfig/<channel>`):
@@ -10,6 +10,9 @@ export const MAX_CHANNEL = 256;
 export function checkChannel(value: unknown): number {
   return checkWhole(value, 'Channel', 1, MAX_CHANNEL);
 }
+
+/** A node's Channel setting: blank leaves the device's default. */
+export const CHANNEL_SETTING = optional(int({ min: 1, max: MAX_CHANNEL }));
 
 /** `base` or `base/<channel>`: no channel given leaves the device's default (1). */
 export function channelPath(base: string, channel: unknown): string {

@@ -1,9 +1,10 @@
-import { DETECTION_STALL_TIMEOUT, detectionPath, parseIdList, parseLevels, readDetection, type DetectionLevel, type DetectionType } from '../../lib/ops/io';
+import { DETECTION_EMITS, DETECTION_STALL_TIMEOUT, detectionPath, parseIdList, parseLevels, readDetection, type DetectionEmit, type DetectionLevel, type DetectionType } from '../../lib/ops/io';
 import { failureLine } from '../../lib/errors/refusal';
 import { failed, levelEvent, levelsRead } from '../../lib/status/status';
 import { RepeatWatch } from '../../lib/stream/repeat';
 import { unknownWord } from '../../lib/input/suggest';
 import { FailureLine, handleInput } from '../action';
+import { spec } from './spec';
 import type { Node, NodeAPI, NodeDef, NodeMessage } from '../red';
 import { handleCommands, superviseStream } from '../stream-node';
 
@@ -15,14 +16,12 @@ interface DetectionDef extends NodeDef {
   emit?: string;
 }
 
-type EmitPolicy = 'every' | 'change' | 'trigger';
-
 /**
  * Decides which readings become messages: all, those that changed, or those that flip a trigger.
  * The key of the last reading is kept, not the reading: a stream repeats its levels every
  * second, and the key of the previous reading would otherwise be built again each time.
  */
-function emitter(policy: EmitPolicy): (levels: DetectionLevel[]) => boolean {
+function emitter(policy: DetectionEmit): (levels: DetectionLevel[]) => boolean {
   if (policy === 'every') return () => true;
   const keyOf = policy === 'change' ? (l: DetectionLevel) => `${l.group}:${l.level}:${l.threshold}` : (l: DetectionLevel) => `${l.group}:${l.triggered}`;
   let last: string | undefined;
@@ -38,13 +37,13 @@ export = function register(RED: NodeAPI): void {
   function IpcamDetectionStreamNode(this: Node, def: DetectionDef): void {
     RED.nodes.createNode(this, def);
     const type = (def.detection || 'motion') as DetectionType;
-    const policy = (def.emit || 'change') as EmitPolicy;
+    const policy = (def.emit || 'change') as DetectionEmit;
     const shouldEmit = emitter(policy);
     const toMessage = (levels: DetectionLevel[]): NodeMessage => ({ topic: type, payload: levels });
 
     if (def.mode === 'single') {
       // One reading per input message, on the device's pool like any request.
-      handleInput(RED, this, def.device, async (msg, client, signal) => {
+      handleInput(RED, this, spec, def.device, async (msg, client, signal) => {
         const levels = await readDetection(client, type, parseIdList(def.groups, 'Groups'), signal);
         msg.topic = type;
         msg.payload = levels;
@@ -52,8 +51,8 @@ export = function register(RED: NodeAPI): void {
       });
       return;
     }
-    if (!['every', 'change', 'trigger'].includes(policy)) {
-      const error = unknownWord('emit setting', policy, ['every', 'change', 'trigger']);
+    if (!(DETECTION_EMITS as readonly string[]).includes(policy)) {
+      const error = unknownWord('emit setting', policy, DETECTION_EMITS);
       this.status(failed(error));
       this.error(new FailureLine(failureLine(error), error.code));
       return;
@@ -80,5 +79,5 @@ export = function register(RED: NodeAPI): void {
     control.start();
     handleCommands(this, control);
   }
-  RED.nodes.registerType('ipcam-detection-stream', IpcamDetectionStreamNode as (this: never, def: never) => void);
+  RED.nodes.registerType(spec.type, IpcamDetectionStreamNode as (this: never, def: never) => void);
 };

@@ -1,5 +1,6 @@
 import { EDGE_RECORD_OPERATIONS, type Operation, type OpResult } from '../../lib/ops';
 import { registerOperationNode } from '../operation-node';
+import { spec } from './spec';
 import type { NodeAPI } from '../red';
 
 function statusOf(op: Operation, result: OpResult): string {
@@ -19,5 +20,5 @@ function statusOf(op: Operation, result: OpResult): string {
 
 export = function register(RED: NodeAPI): void {
   // msg.payload.operation may choose another of these operations: none of them changes the device.
-  registerOperationNode(RED, 'ipcam-edgerecord', EDGE_RECORD_OPERATIONS, { msgChooses: 'always', defaultOperation: 'search', statusText: statusOf });
+  registerOperationNode(RED, spec, EDGE_RECORD_OPERATIONS, { msgChooses: 'always', defaultOperation: 'search', statusText: statusOf });
 };

@@ -1,5 +1,6 @@
 import { addPlates } from '../../lib/ops/plates';
 import { handleInput } from '../action';
+import { spec } from './spec';
 import { reportBatch } from '../plate-results';
 import type { Node, NodeAPI, NodeDef } from '../red';
 
@@ -12,11 +13,11 @@ interface PlateAddDef extends NodeDef {
 export = function register(RED: NodeAPI): void {
   function IpcamPlateAddNode(this: Node, def: PlateAddDef): void {
     RED.nodes.createNode(this, def);
-    handleInput(RED, this, def.device, async (msg, client, signal) => {
+    handleInput(RED, this, spec, def.device, async (msg, client, signal) => {
       const results = await addPlates(client, msg.payload, { group: def.group || undefined, upsert: def.upsert === true, signal });
       msg.payload = results;
       return reportBatch(this, 'added', results);
     }, def);
   }
-  RED.nodes.registerType('ipcam-plate-add', IpcamPlateAddNode as (this: never, def: never) => void);
+  RED.nodes.registerType(spec.type, IpcamPlateAddNode as (this: never, def: never) => void);
 };

@@ -1,5 +1,6 @@
 import { deletePlates } from '../../lib/ops/plates';
 import { handleInput } from '../action';
+import { spec } from './spec';
 import { reportBatch } from '../plate-results';
 import type { Node, NodeAPI, NodeDef } from '../red';
 
@@ -11,11 +12,11 @@ interface PlateDeleteDef extends NodeDef {
 export = function register(RED: NodeAPI): void {
   function IpcamPlateDeleteNode(this: Node, def: PlateDeleteDef): void {
     RED.nodes.createNode(this, def);
-    handleInput(RED, this, def.device, async (msg, client, signal) => {
+    handleInput(RED, this, spec, def.device, async (msg, client, signal) => {
       const results = await deletePlates(client, msg.payload, { group: def.group || undefined, signal });
       msg.payload = results;
       return reportBatch(this, 'deleted', results);
     }, def);
   }
-  RED.nodes.registerType('ipcam-plate-delete', IpcamPlateDeleteNode as (this: never, def: never) => void);
+  RED.nodes.registerType(spec.type, IpcamPlateDeleteNode as (this: never, def: never) => void);
 };

@@ -1,6 +1,7 @@
 import { queryPlates, type PlateQuery } from '../../lib/ops/plates';
 import { platesFound } from '../../lib/status/status';
 import { handleInput, payloadObject } from '../action';
+import { spec } from './spec';
 import type { Node, NodeAPI, NodeDef } from '../red';
 
 interface PlateQueryDef extends NodeDef {
@@ -12,7 +13,7 @@ interface PlateQueryDef extends NodeDef {
 export = function register(RED: NodeAPI): void {
   function IpcamPlateQueryNode(this: Node, def: PlateQueryDef): void {
     RED.nodes.createNode(this, def);
-    handleInput(RED, this, def.device, async (msg, client, signal) => {
+    handleInput(RED, this, spec, def.device, async (msg, client, signal) => {
       const query = { group: def.group || undefined, ...payloadObject(msg) } as PlateQuery;
       const { plates, total } = await queryPlates(client, query, { signal });
       msg.payload = plates;
@@ -20,5 +21,5 @@ export = function register(RED: NodeAPI): void {
       return platesFound(plates.length, total);
     }, def);
   }
-  RED.nodes.registerType('ipcam-plate-query', IpcamPlateQueryNode as (this: never, def: never) => void);
+  RED.nodes.registerType(spec.type, IpcamPlateQueryNode as (this: never, def: never) => void);
 };

@@ -2,6 +2,7 @@ import { echo } from '../../lib/errors/echo';
 import { syncPlates } from '../../lib/ops/plate-sync';
 import { synced } from '../../lib/status/status';
 import { handleInput } from '../action';
+import { spec } from './spec';
 import type { Node, NodeAPI, NodeDef } from '../red';
 
 interface PlateSyncDef extends NodeDef {
@@ -13,7 +14,7 @@ interface PlateSyncDef extends NodeDef {
 export = function register(RED: NodeAPI): void {
   function IpcamPlateSyncNode(this: Node, def: PlateSyncDef): void {
     RED.nodes.createNode(this, def);
-    handleInput(RED, this, def.device, async (msg, client, signal) => {
+    handleInput(RED, this, spec, def.device, async (msg, client, signal) => {
       const report = await syncPlates(client, msg.payload, { group: def.group || undefined, dryRun: def.dryRun === true, signal });
       msg.payload = report;
       if (report.failed.length > 0) {
@@ -22,5 +23,5 @@ export = function register(RED: NodeAPI): void {
       return synced({ added: report.added.length, modified: report.modified.length, removed: report.removed.length, failed: report.failed.length }, report.dryRun);
     }, def);
   }
-  RED.nodes.registerType('ipcam-plate-sync', IpcamPlateSyncNode as (this: never, def: never) => void);
+  RED.nodes.registerType(spec.type, IpcamPlateSyncNode as (this: never, def: never) => void);
 };

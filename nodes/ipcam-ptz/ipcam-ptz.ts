@@ -5,9 +5,10 @@ import { IpcamError, inputError } from '../../lib/errors/errors';
 import { PtzMover } from '../../lib/ops/ptz-mover';
 import { withImpliedAction } from '../../lib/ops/ptz-request';
 import { DeviceClient } from '../../lib/transport/client';
-import { exactWord, NONE_HINT } from '../../lib/payload';
+import { exactWord, NONE_HINT } from '../../lib/input/payload';
 import { PTZ_PAYLOAD_ACTIONS } from '../../lib/settings';
 import { handleInput, payloadObject, type DeviceTarget } from '../action';
+import { spec } from './spec';
 import type { Node, NodeAPI, NodeDef } from '../red';
 
 type Mover = PtzMover | CgiPtzMover;
@@ -59,7 +60,7 @@ export = function register(RED: NodeAPI): void {
       return entry.mover;
     };
 
-    handleInput(RED, this, def.device, async (msg, client, signal, target) => {
+    handleInput(RED, this, spec, def.device, async (msg, client, signal, target) => {
       if (api !== 'xml' && api !== 'cgi') throw inputError(`Unknown PTZ interface ${echo(api)}: use xml or cgi`);
       const object = payloadObject(msg);
       const fields = object ?? (typeof msg.payload === 'string' && msg.payload.trim() !== '' ? { action: msg.payload } : {});
@@ -111,5 +112,5 @@ export = function register(RED: NodeAPI): void {
       void closing.finally(done);
     });
   }
-  RED.nodes.registerType('ipcam-ptz', IpcamPtzNode as (this: never, def: never) => void);
+  RED.nodes.registerType(spec.type, IpcamPtzNode as (this: never, def: never) => void);
 };

@@ -1,6 +1,7 @@
 import { pulseRelay, readRelay, relayCommand, runRelaySequence, setRelay } from '../../lib/ops/relay';
 import { relayDone } from '../../lib/status/status';
 import { handleInput } from '../action';
+import { spec } from './spec';
 import type { Node, NodeAPI, NodeDef } from '../red';
 
 interface RelayDef extends NodeDef {
@@ -15,7 +16,7 @@ interface RelayDef extends NodeDef {
 export = function register(RED: NodeAPI): void {
   function IpcamRelayNode(this: Node, def: RelayDef): void {
     RED.nodes.createNode(this, def);
-    handleInput(RED, this, def.device, async (msg, client, signal) => {
+    handleInput(RED, this, spec, def.device, async (msg, client, signal) => {
       // Checked whole before anything is sent: an unknown payload is EINPUT, never Mode.
       const r = relayCommand(msg.payload, def);
       const state =
@@ -30,5 +31,5 @@ export = function register(RED: NodeAPI): void {
       return relayDone(state.output, state.active, r.mode === 'pulse');
     }, def);
   }
-  RED.nodes.registerType('ipcam-relay', IpcamRelayNode as (this: never, def: never) => void);
+  RED.nodes.registerType(spec.type, IpcamRelayNode as (this: never, def: never) => void);
 };

@@ -4,6 +4,7 @@ import { inputError } from '../../lib/errors/errors';
 import { SNAPSHOT_FORMATS, takeSnapshot, type SnapshotSource } from '../../lib/ops/snapshot';
 import type { CgiValue } from '../../lib/cgi/codec';
 import { handleInput, payloadObject } from '../action';
+import { spec } from './spec';
 import type { Node, NodeAPI, NodeDef, NodeMessage } from '../red';
 
 interface SnapshotDef extends NodeDef {
@@ -26,7 +27,7 @@ function formatImage(image: Buffer, contentType: string, format: OutputFormat): 
 export = function register(RED: NodeAPI): void {
   function IpcamSnapshotNode(this: Node, def: SnapshotDef): void {
     RED.nodes.createNode(this, def);
-    handleInput(RED, this, def.device, async (msg: NodeMessage, client, signal) => {
+    handleInput(RED, this, spec, def.device, async (msg: NodeMessage, client, signal) => {
       const format = (def.format || 'buffer') as OutputFormat;
       if (!FORMATS.includes(format)) throw inputError(`Unknown output format ${echo(format)}: use buffer, base64 or dataurl`);
       const override = payloadObject(msg) ?? {};
@@ -40,5 +41,5 @@ export = function register(RED: NodeAPI): void {
       return imageStatus(snapshot.image.length);
     }, def);
   }
-  RED.nodes.registerType('ipcam-snapshot', IpcamSnapshotNode as (this: never, def: never) => void);
+  RED.nodes.registerType(spec.type, IpcamSnapshotNode as (this: never, def: never) => void);
 };

@@ -2,6 +2,7 @@ import { checkChannel } from '../../lib/xml/channel';
 import { vehicleConfig } from '../../lib/status/status';
 import { getVehicleConfig, setVehicleConfig } from '../../lib/ops/vehicle-config';
 import { handleInput, payloadObject } from '../action';
+import { spec } from './spec';
 import type { Node, NodeAPI, NodeDef } from '../red';
 
 interface VehicleConfigDef extends NodeDef {
@@ -13,7 +14,7 @@ interface VehicleConfigDef extends NodeDef {
 export = function register(RED: NodeAPI): void {
   function IpcamVehicleConfigNode(this: Node, def: VehicleConfigDef): void {
     RED.nodes.createNode(this, def);
-    handleInput(RED, this, def.device, async (msg, client, signal) => {
+    handleInput(RED, this, spec, def.device, async (msg, client, signal) => {
       const { channel: channelOverride, ...change } = payloadObject(msg) ?? {};
       const channelValue = channelOverride ?? def.channel;
       const channel = channelValue === undefined || channelValue === '' ? undefined : checkChannel(channelValue);
@@ -22,5 +23,5 @@ export = function register(RED: NodeAPI): void {
       return vehicleConfig(changing);
     }, def);
   }
-  RED.nodes.registerType('ipcam-vehicle-config', IpcamVehicleConfigNode as (this: never, def: never) => void);
+  RED.nodes.registerType(spec.type, IpcamVehicleConfigNode as (this: never, def: never) => void);
 };

@@ -1,13 +1,14 @@
 /**
- * What an action node's `msg.payload` may hold, written once: the keys of each node's payload
- * object (DESIGN's message table), the `overrides` setting, and the one check every node runs
- * before anything is sent. A key nobody asked for is EINPUT naming it and the nearest known key,
+ * What an action node's `msg.payload` may hold: the `overrides` setting, and the one check every
+ * node runs before anything is sent against the keys its spec names (nodes/<type>/spec.ts,
+ * DESIGN's message table). A key nobody asked for is EINPUT naming it and the nearest known key,
  * never ignored: `{ "stat": "off" }` must not switch a relay on by its Mode setting.
  */
-import { echo } from './errors/echo';
-import { inputError } from './errors/errors';
-import { nearest, unknownKey, unknownWord } from './input/suggest';
-import { oneOf, withDefault } from './input/params';
+import { echo } from '../errors/echo';
+import { inputError } from '../errors/errors';
+import { nearest, unknownKey, unknownWord } from './suggest';
+import { oneOf, withDefault } from './params';
+import type { NodeSpec } from './node-spec';
 
 /**
  * The `overrides` setting of an action node: `payload` (also when absent) lets a payload command
@@ -19,29 +20,7 @@ export type Overrides = (typeof OVERRIDES_VALUES)[number];
 export const OVERRIDES = withDefault(oneOf(OVERRIDES_VALUES), 'payload');
 
 /** The fields of a plate as flows give it (plate-add, plate-modify, plate-sync). */
-const PLATE_FIELDS = ['plate', 'group', 'owner', 'phone', 'begin', 'end'] as const;
-
-/** The keys of each node's `msg.payload` object. */
-export const PAYLOAD_KEYS: Readonly<Record<string, readonly string[]>> = {
-  'ipcam-snapshot': ['source', 'params', 'channel'],
-  // continuous, home and stream belong to the CGI interface, move to its action 'move'; the
-  // interface itself refuses them where they do not apply.
-  'ipcam-ptz': ['action', 'speed', 'duration', 'channel', 'preset', 'tour', 'continuous', 'home', 'stream', 'move'],
-  'ipcam-relay': ['output', 'state', 'pulse', 'sequence'],
-  'ipcam-plate-query': ['group', 'offset', 'limit'],
-  'ipcam-plate-modify': PLATE_FIELDS,
-};
-
-/** The keys of each item of a node's plate list (a list, or one item alone). */
-export const PAYLOAD_ITEM_KEYS: Readonly<Record<string, readonly string[]>> = {
-  'ipcam-plate-add': PLATE_FIELDS,
-  'ipcam-plate-delete': ['plate', 'group'],
-  // A plate-query's records are a desired list as they come (type and card are not synced).
-  'ipcam-plate-sync': [...PLATE_FIELDS, 'type', 'card'],
-};
-
-/** Node types whose payload only overrides settings that alone make a whole command. */
-export const OVERRIDABLE_TYPES: readonly string[] = ['ipcam-snapshot', 'ipcam-ptz', 'ipcam-relay', 'ipcam-plate-query', 'ipcam-vehicle-config', 'ipcam-edgerecord', 'ipcam-request'];
+export const PLATE_FIELDS = ['plate', 'group', 'owner', 'phone', 'begin', 'end'] as const;
 
 /** A plain object (what JSON gives), not a list, Buffer, Date or Map: only those carry keys to check. */
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -57,18 +36,19 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
 export const NONE_HINT = "; to run the node as set whatever the message (an Inject's timestamp, an event), set its Overrides to none";
 
 /**
- * Checks the keys of a payload for `type` (a node type) before anything is sent: every key of an
- * object payload (and of each item of a plate list) must be one its row names. A non-empty object
- * with none of them is refused naming the keys and the `overrides` setting: an event wired into an
- * action is the usual cause. Payloads that are not objects keep their meaning (short forms).
+ * Checks the keys of a payload for the node of `spec` before anything is sent: every key of an
+ * object payload (and of each item of a plate list) must be one the spec names. A non-empty object
+ * with none of them is refused naming the keys and the `overrides` setting (for a node that has
+ * one): an event wired into an action is the usual cause. Payloads that are not objects keep their
+ * meaning (short forms).
  */
-export function checkPayloadKeys(type: string, payload: unknown): void {
-  const keys = PAYLOAD_KEYS[type];
-  if (keys !== undefined && isPlainObject(payload)) checkKeys(payload, keys, OVERRIDABLE_TYPES.includes(type));
-  const itemKeys = PAYLOAD_ITEM_KEYS[type];
-  if (itemKeys === undefined) return;
+export function checkPayloadKeys(spec: NodeSpec, payload: unknown): void {
+  const { payloadKeys, payloadItemKeys } = spec;
+  // Overridable is the presence of the setting, never a list of its own to keep in step.
+  if (payloadKeys !== undefined && isPlainObject(payload)) checkKeys(payload, payloadKeys, Object.hasOwn(spec.settings, 'overrides'));
+  if (payloadItemKeys === undefined) return;
   // A longer list is refused whole by the operation (MAX_PLATES) before anything is sent.
-  for (const item of Array.isArray(payload) ? payload : [payload]) if (isPlainObject(item)) checkKeys(item, itemKeys, false);
+  for (const item of Array.isArray(payload) ? payload : [payload]) if (isPlainObject(item)) checkKeys(item, payloadItemKeys, false);
 }
 
 function checkKeys(given: Record<string, unknown>, known: readonly string[], overridable: boolean): void {

@@ -1,0 +1,4 @@
+import type { NodeSpec } from '../../lib/input/node-spec';
+
+// Device only (an ipcam-device, or blank for every one): nothing for a rule to check.
+export const spec: NodeSpec = { type: 'ipcam-device-status', settings: {} };

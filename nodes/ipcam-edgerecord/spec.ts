@@ -1,0 +1,4 @@
+import type { NodeSpec } from '../../lib/input/node-spec';
+import { OVERRIDES } from '../../lib/input/payload';
+
+export const spec: NodeSpec = { type: 'ipcam-edgerecord', settings: { overrides: OVERRIDES } };

@@ -1,0 +1,5 @@
+import type { NodeSpec } from '../../lib/input/node-spec';
+import { IO_IDS, IO_KINDS } from '../../lib/ops/io';
+import { oneOf, optional } from '../../lib/input/params';
+
+export const spec: NodeSpec = { type: 'ipcam-input-monitor', settings: { kind: oneOf(IO_KINDS), ports: optional(IO_IDS) } };

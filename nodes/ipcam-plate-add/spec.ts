@@ -1,0 +1,5 @@
+import type { NodeSpec } from '../../lib/input/node-spec';
+import { PLATE_GROUP } from '../../lib/ops/plate-input';
+import { PLATE_FIELDS } from '../../lib/input/payload';
+
+export const spec: NodeSpec = { type: 'ipcam-plate-add', settings: { group: PLATE_GROUP }, payloadItemKeys: PLATE_FIELDS };
