@@ -240,13 +240,3 @@ function optionalDevice(RED: NodeAPI, id: string | undefined): DeviceConfigNode 
   const device = id ? (RED.nodes.getNode(id) as DeviceConfigNode | null) : null;
   return device && typeof device.getClient === 'function' ? device : undefined;
 }
-
-/**
- * A plain object payload (overrides of the settings) as a copy without null or undefined fields,
- * so that `{ group: null }` falls back to the setting; undefined for anything else.
- */
-export function payloadObject(msg: NodeMessage): Record<string, unknown> | undefined {
-  const p = msg.payload;
-  if (typeof p !== 'object' || p === null || Array.isArray(p) || Buffer.isBuffer(p)) return undefined;
-  return Object.fromEntries(Object.entries(p).filter(([, v]) => v !== undefined && v !== null));
-}

@@ -3,7 +3,8 @@ import { echo } from '../lib/errors/echo';
 import { isBlank, isSecretField } from '../lib/input/params';
 import { refusedSetting } from '../lib/settings';
 import { nearest } from '../lib/input/suggest';
-import { handleInput, payloadObject } from './action';
+import { payloadFields } from '../lib/input/payload';
+import { handleInput } from './action';
 import { operationDone, progress, type Status } from '../lib/status/status';
 import type { NodeSpec } from '../lib/input/node-spec';
 import type { Node, NodeAPI, NodeDef, NodeMessage } from './red';
@@ -81,7 +82,7 @@ export function registerOperationNode(RED: NodeAPI, spec: NodeSpec, table: Reado
     const setting = (def.operation ?? '').trim() || options.defaultOperation;
     const defaults = storedParams(def.params);
     handleInput(RED, this, spec, def.device, async (msg, client, signal): Promise<Status> => {
-      const { operation: requested, ...given } = payloadObject(msg) ?? {};
+      const { operation: requested, ...given } = payloadFields(msg.payload) ?? {};
       // ipcam-edgerecord: any message may choose (its operations only read); ipcam-request: only
       // a node set to `msg`, and only a `read` operation (chooseOperation guards both).
       const chosen = options.msgChooses === 'always' && requested !== undefined && requested !== '' ? 'msg' : setting;

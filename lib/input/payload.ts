@@ -30,6 +30,15 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
 }
 
 /**
+ * The one reading of an object payload: a plain object's fields without the undefined or null
+ * ones (those fall back to the node's settings, `{ group: null }` means the setting's group);
+ * undefined for anything else (a list, Buffer, Date or Map is not the object form).
+ */
+export function payloadFields(value: unknown): Record<string, unknown> | undefined {
+  return isPlainObject(value) ? Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined && v !== null)) : undefined;
+}
+
+/**
  * What the sender of a message the node cannot read may do instead: an Inject's timestamp, an
  * event or a sensor's reading wired into an action is the usual cause, not a misspelt command.
  */

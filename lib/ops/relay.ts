@@ -1,6 +1,6 @@
 import { IpcamError, inputError } from '../errors/errors';
 import { echo } from '../errors/echo';
-import { NONE_HINT } from '../input/payload';
+import { NONE_HINT, payloadFields } from '../input/payload';
 import { didYouMean } from '../input/suggest';
 import { bool, checkWhole, int, oneOf, shape, text, withDefault, type Param } from '../input/params';
 import type { DeviceClient } from '../transport/client';
@@ -83,7 +83,7 @@ export function relayShortForm(value: unknown): ShortMode | undefined {
  * `sequence` or `pulse` choose that mode, else Mode). Anything else is `EINPUT`: nothing is sent.
  */
 export function relayCommand(payload: unknown, settings: RelaySettings = {}): RelayCommand {
-  const fields = objectFields(payload);
+  const fields = payloadFields(payload);
   let mode: unknown = settings.mode === undefined || settings.mode === '' ? 'on' : settings.mode;
   if (fields) {
     const state = fields['state'];
@@ -102,17 +102,6 @@ export function relayCommand(payload: unknown, settings: RelaySettings = {}): Re
     pulse: fields?.['pulse'] ?? settings.pulse,
     sequence: fields?.['sequence'] ?? settings.sequence,
   };
-}
-
-/**
- * A plain object's fields without undefined or null ones (those fall back to the settings);
- * undefined for anything else (lists, Buffers, Dates, Maps are not the object form).
- */
-function objectFields(value: unknown): Record<string, unknown> | undefined {
-  if (typeof value !== 'object' || value === null) return undefined;
-  const proto: unknown = Object.getPrototypeOf(value);
-  if (proto !== Object.prototype && proto !== null) return undefined;
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined && v !== null));
 }
 
 function refuse(value: unknown, what: 'payload' | 'state'): never {

@@ -1,7 +1,8 @@
 import { inputError } from '../../lib/errors/errors';
 import { plateModified } from '../../lib/status/status';
 import { modifyPlate } from '../../lib/ops/plates';
-import { handleInput, payloadObject } from '../action';
+import { payloadFields } from '../../lib/input/payload';
+import { handleInput } from '../action';
 import { spec } from './spec';
 import type { Node, NodeAPI, NodeDef } from '../red';
 
@@ -14,7 +15,7 @@ export = function register(RED: NodeAPI): void {
   function IpcamPlateModifyNode(this: Node, def: PlateModifyDef): void {
     RED.nodes.createNode(this, def);
     handleInput(RED, this, spec, def.device, async (msg, client, signal) => {
-      const change = payloadObject(msg);
+      const change = payloadFields(msg.payload);
       if (!change) throw inputError('msg.payload must be { plate, group?, owner?, phone?, begin?, end? }');
       msg.payload = await modifyPlate(client, { group: def.group || undefined, ...change }, { signal });
       return plateModified();

@@ -1,6 +1,7 @@
 import { queryPlates, type PlateQuery } from '../../lib/ops/plates';
 import { platesFound } from '../../lib/status/status';
-import { handleInput, payloadObject } from '../action';
+import { payloadFields } from '../../lib/input/payload';
+import { handleInput } from '../action';
 import { spec } from './spec';
 import type { Node, NodeAPI, NodeDef } from '../red';
 
@@ -14,7 +15,7 @@ export = function register(RED: NodeAPI): void {
   function IpcamPlateQueryNode(this: Node, def: PlateQueryDef): void {
     RED.nodes.createNode(this, def);
     handleInput(RED, this, spec, def.device, async (msg, client, signal) => {
-      const query = { group: def.group || undefined, ...payloadObject(msg) } as PlateQuery;
+      const query = { group: def.group || undefined, ...payloadFields(msg.payload) } as PlateQuery;
       const { plates, total } = await queryPlates(client, query, { signal });
       msg.payload = plates;
       msg['total'] = total;

@@ -5,9 +5,9 @@ import { IpcamError, inputError } from '../../lib/errors/errors';
 import { PtzMover } from '../../lib/ops/ptz-mover';
 import { withImpliedAction } from '../../lib/ops/ptz-request';
 import { DeviceClient } from '../../lib/transport/client';
-import { exactWord, NONE_HINT } from '../../lib/input/payload';
+import { exactWord, NONE_HINT, payloadFields } from '../../lib/input/payload';
 import { PTZ_PAYLOAD_ACTIONS } from '../../lib/settings';
-import { handleInput, payloadObject, type DeviceTarget } from '../action';
+import { handleInput, type DeviceTarget } from '../action';
 import { spec } from './spec';
 import type { Node, NodeAPI, NodeDef } from '../red';
 
@@ -62,7 +62,7 @@ export = function register(RED: NodeAPI): void {
 
     handleInput(RED, this, spec, def.device, async (msg, client, signal, target) => {
       if (api !== 'xml' && api !== 'cgi') throw inputError(`Unknown PTZ interface ${echo(api)}: use xml or cgi`);
-      const object = payloadObject(msg);
+      const object = payloadFields(msg.payload);
       const fields = object ?? (typeof msg.payload === 'string' && msg.payload.trim() !== '' ? { action: msg.payload } : {});
       // A message's action is spelt exactly as the interface names it: 'left' for Left is offered,
       // never moved. A text payload that is no action at all may not be meant for this node.

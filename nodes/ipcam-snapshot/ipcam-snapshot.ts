@@ -3,7 +3,8 @@ import { image as imageStatus } from '../../lib/status/status';
 import { inputError } from '../../lib/errors/errors';
 import { SNAPSHOT_FORMATS, takeSnapshot, type SnapshotSource } from '../../lib/ops/snapshot';
 import type { CgiValue } from '../../lib/cgi/codec';
-import { handleInput, payloadObject } from '../action';
+import { payloadFields } from '../../lib/input/payload';
+import { handleInput } from '../action';
 import { spec } from './spec';
 import type { Node, NodeAPI, NodeDef, NodeMessage } from '../red';
 
@@ -30,7 +31,7 @@ export = function register(RED: NodeAPI): void {
     handleInput(RED, this, spec, def.device, async (msg: NodeMessage, client, signal) => {
       const format = (def.format || 'buffer') as OutputFormat;
       if (!FORMATS.includes(format)) throw inputError(`Unknown output format ${echo(format)}: use buffer, base64 or dataurl`);
-      const override = payloadObject(msg) ?? {};
+      const override = payloadFields(msg.payload) ?? {};
       const source = (override['source'] ?? (def.source || 'jpg')) as SnapshotSource;
       const params = override['params'] as Record<string, CgiValue> | undefined;
       // The channel setting belongs to the xml source; a message may name one for it.

@@ -1,7 +1,8 @@
 import { checkChannel } from '../../lib/xml/channel';
 import { vehicleConfig } from '../../lib/status/status';
 import { getVehicleConfig, setVehicleConfig } from '../../lib/ops/vehicle-config';
-import { handleInput, payloadObject } from '../action';
+import { payloadFields } from '../../lib/input/payload';
+import { handleInput } from '../action';
 import { spec } from './spec';
 import type { Node, NodeAPI, NodeDef } from '../red';
 
@@ -15,7 +16,7 @@ export = function register(RED: NodeAPI): void {
   function IpcamVehicleConfigNode(this: Node, def: VehicleConfigDef): void {
     RED.nodes.createNode(this, def);
     handleInput(RED, this, spec, def.device, async (msg, client, signal) => {
-      const { channel: channelOverride, ...change } = payloadObject(msg) ?? {};
+      const { channel: channelOverride, ...change } = payloadFields(msg.payload) ?? {};
       const channelValue = channelOverride ?? def.channel;
       const channel = channelValue === undefined || channelValue === '' ? undefined : checkChannel(channelValue);
       const changing = Object.keys(change).length > 0;
