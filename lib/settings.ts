@@ -13,7 +13,7 @@ import { nearest } from './input/suggest';
 import { PTZ_ACTIONS } from './ops/ptz-xml';
 import { XML_PTZ_COMMANDS } from './ops/ptz-mover';
 import { XML_CRUISE_ID, XML_PRESET_ID, XML_PRESET_NAME_MAX } from './ops/ptz-presets';
-import type { NodeSpec } from './input/node-spec';
+import type { NodeSpec } from './node-spec';
 
 /** The preset and tour commands a PTZ node's Action setting can name on the CGI interface (`move` needs msg.payload.move). */
 const CGI_COMMANDS = ['gotoPreset', 'savePreset', 'removePreset', 'removeAllPresets', 'startTour', 'stopTour'] as const;

@@ -4,7 +4,7 @@ import { IpcamError } from '../lib/errors/errors';
 import { withoutSecretParams } from '../lib/ops';
 import { OVERRIDES, checkPayloadKeys } from '../lib/input/payload';
 import { settingsProblem } from '../lib/settings';
-import type { NodeSpec } from '../lib/input/node-spec';
+import type { NodeSpec } from '../lib/node-spec';
 import { failureLine, failureMessage, type DeviceLabel } from '../lib/errors/refusal';
 import { cleared, deviceState, failed, requesting, type Status } from '../lib/status/status';
 import type { DeviceClient } from '../lib/transport/client';

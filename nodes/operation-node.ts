@@ -6,7 +6,7 @@ import { nearest } from '../lib/input/suggest';
 import { payloadFields } from '../lib/input/payload';
 import { handleInput } from './action';
 import { operationDone, progress, type Status } from '../lib/status/status';
-import type { NodeSpec } from '../lib/input/node-spec';
+import type { NodeSpec } from '../lib/node-spec';
 import type { Node, NodeAPI, NodeDef, NodeMessage } from './red';
 
 interface OperationDef extends NodeDef {

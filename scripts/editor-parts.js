@@ -31,15 +31,18 @@ exports.withHelpParts = (text, name) => compose(text, name, 'IPCAM-HELP', 'help'
 /**
  * A help page with its "Status:" line from the status vocabulary (the compiled lib/status in
  * dist/, so the root build must have compiled it): where the page says
- * `<!-- IPCAM-STATUS: <node type> -->`, the words a node of that type can show with their colour
- * and shape. A type with no words fails the build; `count` lines were written.
+ * `<!-- IPCAM-STATUS: <node type> -->`, the words its folder's spec names (`spec.status`) with
+ * their colour and shape. A placeholder naming another type, or a spec without words, fails the
+ * build; `count` lines were written.
  */
-exports.withStatusLines = (text, name) => {
+exports.withStatusLines = (text, name, spec) => {
   const { statusHelp } = require(path.resolve(__dirname, '..', 'dist', 'lib', 'status', 'status.js'));
   let count = 0;
   const out = text.replace(/^([ \t]*)<!-- IPCAM-STATUS: ([a-z0-9-]+) -->[ \t]*\n/gm, (_, indent, type) => {
+    if (type !== spec.type) throw new Error(`${name}: the status placeholder names ${type}, the page is ${spec.type}'s`);
+    if (!spec.status) throw new Error(`${name}: ${type}'s spec names no status words (spec.status)`);
     count++;
-    return `${indent}<p>${statusHelp(type)}</p>\n`;
+    return `${indent}<p>${statusHelp(spec.status)}</p>\n`;
   });
   if (out.includes('<!-- IPCAM-STATUS')) throw new Error(`${name}: a status placeholder is not on a line of its own`);
   return { text: out, count };
@@ -52,7 +55,8 @@ exports.withStatusLines = (text, name) => {
  * repository's icons (Node-RED takes a package's icons from the folder of each node's runtime).
  * The package's "node-red" list must name exactly these folders, as
  * `"<type>": "dist/nodes/<type>/<type>.js"`: a folder left out, or an entry without its folder,
- * fails the build. Returns the node types, and how many help parts and status lines were composed.
+ * fails the build. Returns the node types, their specs, and how many help parts and status lines
+ * were composed.
  */
 exports.placeNodeFolders = (root, out) => {
   const types = fs
@@ -66,9 +70,10 @@ exports.placeNodeFolders = (root, out) => {
   if (wrong.length > 0) {
     throw new Error(`${path.basename(root)}/package.json "node-red".nodes must name each folder of nodes/ as "<type>": "dist/nodes/<type>/<type>.js"; these differ: ${wrong.join(', ')}`);
   }
+  const specs = exports.nodeSpecs(root, out, types);
   let parts = 0;
   let lines = 0;
-  for (const type of types) {
+  for (const [i, type] of types.entries()) {
     const from = path.join(root, 'nodes', type);
     const to = path.join(out, type);
     const dialog = `${type}.html`;
@@ -76,7 +81,7 @@ exports.placeNodeFolders = (root, out) => {
     for (const lang of fs.readdirSync(path.join(from, 'locales'))) {
       const source = `nodes/${type}/locales/${lang}/${type}.html`;
       const help = exports.withHelpParts(fs.readFileSync(path.join(root, source), 'utf8'), source);
-      const status = exports.withStatusLines(help.text, source);
+      const status = exports.withStatusLines(help.text, source, specs[i]);
       parts += help.count;
       lines += status.count;
       fs.mkdirSync(path.join(to, 'locales', lang), { recursive: true });
@@ -84,12 +89,12 @@ exports.placeNodeFolders = (root, out) => {
     }
     fs.cpSync(path.resolve(__dirname, '..', 'icons'), path.join(to, 'icons'), { recursive: true });
   }
-  return { types, parts, lines };
+  return { types, specs, parts, lines };
 };
 
 /**
  * The spec of each node folder of a package (`nodes/<type>/spec.ts`, compiled beside its runtime
- * as `<out>/<type>/spec.js`): what the folder declares of its node type (lib/input/node-spec.ts), its
+ * as `<out>/<type>/spec.js`): what the folder declares of its node type (lib/node-spec.ts), its
  * settings' rules and payload keys. A folder without one, or whose spec names another type, fails
  * the build: the editor's rules are written from these, never from a hand-kept list.
  */
@@ -97,7 +102,7 @@ exports.nodeSpecs = (root, out, types) =>
   types.map((type) => {
     const file = path.join(out, type, 'spec.js');
     const where = path.relative(path.resolve(__dirname, '..'), path.join(root, 'nodes', type, 'spec.ts'));
-    if (!fs.existsSync(file)) throw new Error(`${where} is missing: each node folder declares its settings there (export const spec: NodeSpec, lib/input/node-spec.ts)`);
+    if (!fs.existsSync(file)) throw new Error(`${where} is missing: each node folder declares its settings there (export const spec: NodeSpec, lib/node-spec.ts)`);
     const { spec } = require(file);
     if (spec?.type !== type) throw new Error(`${where} must export \`spec\` of type '${type}' (it gives ${JSON.stringify(spec?.type)})`);
     return spec;

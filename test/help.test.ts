@@ -9,8 +9,8 @@ import { strict as assert } from 'node:assert';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { EDGE_RECORD_OPERATIONS, REQUEST_OPERATIONS } from '../lib/ops';
-import { STATUS_OF_NODE, statusHelp } from '../lib/status/status';
-import { NODE_PACKAGES, PROJECT_ROOT, declaredNodeTypes, nodeFiles, nodeFolders } from './helpers';
+import { statusHelp } from '../lib/status/status';
+import { NODE_PACKAGES, PROJECT_ROOT, declaredNodeTypes, nodeFiles, nodeFolders, statusWordsByType } from './helpers';
 
 /** Where a help page is written and where its package ships it (both packages: the nodes and the widgets). */
 const SOURCE = (file: string): string => nodeFiles(file.replace(/\.html$/, '')).help;
@@ -40,14 +40,14 @@ describe('help pages', function () {
   });
 
   it("each node's Status line is written by the build from lib/status, once, and no page writes its own", function () {
-    for (const type of Object.keys(STATUS_OF_NODE)) {
+    for (const [type, words] of statusWordsByType()) {
       const file = `${type}.html`;
       // A Dashboard widget's help is its own package's (packages/node-red-dashboard-2-ipcam).
       const source = readFileSync(SOURCE(file), 'utf8');
       const shipped = readFileSync(SHIPPED(file), 'utf8');
       assert.ok(source.includes(`<!-- IPCAM-STATUS: ${type} -->`), `${file} has no status placeholder`);
       assert.doesNotMatch(source, /Status:/, `${file} writes its own status words`);
-      assert.equal(shipped.split(`<p>${statusHelp(type)}</p>`).length, 2, `${file}: the status line of the vocabulary, once`);
+      assert.equal(shipped.split(`<p>${statusHelp(words)}</p>`).length, 2, `${file}: the status line of the vocabulary, once`);
       assert.doesNotMatch(shipped, /<!-- IPCAM-STATUS/, `${file}: a placeholder is left`);
     }
     assert.doesNotMatch(readFileSync(join(PARTS, 'stream.html'), 'utf8'), /Status:|retry \d+ in/, 'the shared stream part writes status words');

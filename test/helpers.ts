@@ -3,8 +3,9 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { IpcamError } from '../lib/errors/errors';
 import { resolve } from 'node:path';
-import type { NodeSpec } from '../lib/input/node-spec';
+import type { NodeSpec } from '../lib/node-spec';
 import type { RecordedRequest, Simulator } from '../lib/simulator';
+import type { StatusWordName } from '../lib/status/status';
 
 /** Tests run compiled from dist/test; fixtures and captures stay in the source tree. */
 export const PROJECT_ROOT = resolve(__dirname, '..', '..');
@@ -23,6 +24,11 @@ export function nodeFolders(root: string): string[] {
 /** The spec of each node folder of a package (nodes/<type>/spec.ts), as its build compiled it. */
 export function nodeSpecs(root: string): NodeSpec[] {
   return nodeFolders(root).map((type) => (module.require(resolve(root, 'dist', 'nodes', type, 'spec.js')) as { spec: NodeSpec }).spec);
+}
+
+/** The status words of every node type of both packages whose spec names some (config nodes name none). */
+export function statusWordsByType(): ReadonlyMap<string, readonly StatusWordName[]> {
+  return new Map(NODE_PACKAGES.flatMap(nodeSpecs).flatMap((spec) => (spec.status ? [[spec.type, spec.status] as const] : [])));
 }
 
 /** Where the files of node `type` are, in whichever package holds it: its dialog, and its help as written and as shipped. */

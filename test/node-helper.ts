@@ -10,9 +10,9 @@ import { Server, Socket, createServer } from 'node:net';
 import { inspect } from 'node:util';
 import sinon from 'sinon';
 import type { Simulator } from '../lib/simulator';
-import { STATUS_OF_NODE, statusWordOf } from '../lib/status/status';
+import { statusWordOf } from '../lib/status/status';
 import type { NodeAPI, NodeMessage, NodeStatus } from '../nodes/red';
-import { SIM_USER } from './helpers';
+import { SIM_USER, statusWordsByType } from './helpers';
 
 // ---------------------------------------------------------------------------------------------
 // node-red-node-test-helper, typed as far as these tests use it
@@ -91,12 +91,14 @@ function statusesOutsideVocabulary(): string[] {
   const spy = (helper as unknown as { _NodePrototype?: { status?: Partial<StatusSpy> } })._NodePrototype?.status;
   if (typeof spy?.getCalls !== 'function') return [];
   const strays: string[] = [];
+  const wordsOf = statusWordsByType();
   for (const call of spy.getCalls()) {
     const type = call.thisValue?.type;
-    if (typeof type !== 'string' || !Object.hasOwn(STATUS_OF_NODE, type)) continue;
+    const words = typeof type === 'string' ? wordsOf.get(type) : undefined;
+    if (words === undefined) continue;
     const status = call.args[0];
     const shown = typeof status === 'object' && status !== null ? (status as Record<string, string>) : { text: String(status) };
-    if (statusWordOf(type, shown) === undefined) strays.push(`${type} ${String(call.thisValue?.id)}: ${JSON.stringify(status)}`);
+    if (statusWordOf(words, shown) === undefined) strays.push(`${type} ${String(call.thisValue?.id)}: ${JSON.stringify(status)}`);
   }
   return strays;
 }

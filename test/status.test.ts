@@ -11,7 +11,7 @@ import { IpcamError } from '../lib/errors/errors';
 import * as status from '../lib/status/status';
 import deviceNode from '../nodes/ipcam-device/ipcam-device';
 import snapshotNode from '../nodes/ipcam-snapshot/ipcam-snapshot';
-import { PROJECT_ROOT, declaredNodeTypes } from './helpers';
+import { PROJECT_ROOT, declaredNodeTypes, statusWordsByType } from './helpers';
 import { actionFlow, DEVICE, deviceCredentials, deviceDef, getNode, helper } from './node-helper';
 
 /** DESIGN's status rule: green dot, yellow ring, red ring, grey ring, nothing else. */
@@ -20,7 +20,7 @@ const DESIGN_LOOKS = new Set(['green dot', 'yellow ring', 'red ring', 'grey ring
 const CONFIG_NODES = new Set(['ipcam-device', 'ipcam-event-server']);
 
 function wordOf(type: string, s: status.Status | status.NoStatus): string | undefined {
-  return status.statusWordOf(type, s);
+  return status.statusWordOf(statusWordsByType().get(type) ?? [], s);
 }
 
 describe('status vocabulary (lib/status)', function () {
@@ -36,7 +36,7 @@ describe('status vocabulary (lib/status)', function () {
     // The nodes of this package and the Dashboard widgets of packages/node-red-dashboard-2-ipcam.
     const widgets = declaredNodeTypes(join(PROJECT_ROOT, 'packages', 'node-red-dashboard-2-ipcam'));
     const shown = [...declaredNodeTypes(PROJECT_ROOT), ...widgets].filter((t) => !CONFIG_NODES.has(t));
-    assert.deepEqual(Object.keys(status.STATUS_OF_NODE).sort(), shown.sort());
+    assert.deepEqual([...statusWordsByType().keys()].sort(), shown.sort());
   });
 
   it('cuts every text at 32 characters with an ellipsis, in one place', function () {
@@ -73,8 +73,8 @@ describe('status vocabulary (lib/status)', function () {
     assert.equal(wordOf('ipcam-relay', status.relayDone(1, true, false)), 'relayOn');
     assert.equal(wordOf('ipcam-snapshot', status.relayDone(1, true, false)), undefined);
     assert.equal(wordOf('ipcam-snapshot', status.cleared()), 'cleared');
-    assert.equal(status.statusWordOf('ipcam-snapshot', { fill: 'green', shape: 'dot', text: 'something new' }), undefined);
-    assert.equal(status.statusWordOf('ipcam-snapshot', { fill: 'blue', shape: 'dot', text: '12.0 kB' } as unknown as status.Status), undefined);
+    assert.equal(wordOf('ipcam-snapshot', { fill: 'green', shape: 'dot', text: 'something new' }), undefined);
+    assert.equal(wordOf('ipcam-snapshot', { fill: 'blue', shape: 'dot', text: '12.0 kB' } as unknown as status.Status), undefined);
   });
 
   it('no node or module but lib/status writes a status literal', function () {

@@ -8,7 +8,19 @@ import { echo } from '../errors/echo';
 import { inputError } from '../errors/errors';
 import { nearest, unknownKey, unknownWord } from './suggest';
 import { oneOf, withDefault } from './params';
-import type { NodeSpec } from './node-spec';
+
+/**
+ * What a node declares of its payload (the part of its NodeSpec, lib/node-spec.ts, that this
+ * check reads): its keys, and whether an `overrides` setting makes it a node whose payload only
+ * overrides settings.
+ */
+export interface PayloadSpec {
+  readonly settings: Readonly<Record<string, unknown>>;
+  /** The keys an object `msg.payload` may hold; without them a payload object is not checked here. */
+  readonly payloadKeys?: readonly string[];
+  /** The keys of each item of a plate list (a list, or one item alone). */
+  readonly payloadItemKeys?: readonly string[];
+}
 
 /**
  * The `overrides` setting of an action node: `payload` (also when absent) lets a payload command
@@ -51,7 +63,7 @@ export const NONE_HINT = "; to run the node as set whatever the message (an Inje
  * one): an event wired into an action is the usual cause. Payloads that are not objects keep their
  * meaning (short forms).
  */
-export function checkPayloadKeys(spec: NodeSpec, payload: unknown): void {
+export function checkPayloadKeys(spec: PayloadSpec, payload: unknown): void {
   const { payloadKeys, payloadItemKeys } = spec;
   // Overridable is the presence of the setting, never a list of its own to keep in step.
   if (payloadKeys !== undefined && isPlainObject(payload)) checkKeys(payload, payloadKeys, Object.hasOwn(spec.settings, 'overrides'));

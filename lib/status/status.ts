@@ -2,9 +2,9 @@
  * Every status a node shows, in one vocabulary: DESIGN's words (working, connecting, retrying at a
  * time, failed with code and reason, idle/stopped) and the result each node shows, each with its
  * colour and shape. Three things read it: the nodes (every `node.status` is made here), the help
- * (scripts/build.js writes each node's "Status:" line from `STATUS_OF_NODE`), and the tests (every
- * status a deployed node shows must be one the vocabulary lists for that node). A word added to a
- * node without its entry here fails the tests; one changed here changes the help with it.
+ * (scripts/build.js writes each node's "Status:" line from the words its folder's spec names), and
+ * the tests (every status a deployed node shows must be one of its spec's words). A word a node
+ * shows without it in its spec fails the tests; one changed here changes the help with it.
  *
  * DESIGN's colours only: green dot (working, a result), yellow ring (on its way: connecting,
  * retrying, a request or search under way), red ring (failed), grey ring (idle, stopped).
@@ -136,41 +136,20 @@ function make(name: StatusWordName, text: string = STATUS_WORDS[name].example): 
 }
 
 /** The words shared by every node that sends requests to a device (the action nodes). */
-const ACTION_WORDS: StatusWordName[] = ['online', 'offline', 'authFailed', 'requesting', 'failed'];
-const STREAM_WORDS: StatusWordName[] = ['connecting', 'connected', 'retrying', 'notAnswering', 'authWait', 'unsupported', 'stopped', 'failed'];
+export const ACTION_WORDS: readonly StatusWordName[] = ['online', 'offline', 'authFailed', 'requesting', 'failed'];
+/** The words shared by the nodes that hold a stream open (input monitor, detection stream). */
+export const STREAM_WORDS: readonly StatusWordName[] = ['connecting', 'connected', 'retrying', 'notAnswering', 'authWait', 'unsupported', 'stopped', 'failed'];
 
-/** The words each node type may show, in the order its help lists them. */
-export const STATUS_OF_NODE: Readonly<Record<string, readonly StatusWordName[]>> = {
-  'ipcam-snapshot': ['image', ...ACTION_WORDS],
-  'ipcam-ptz': ['ptzDone', ...ACTION_WORDS],
-  'ipcam-relay': ['relayOn', 'relayOff', ...ACTION_WORDS],
-  'ipcam-request': ['operationDone', 'progress', ...ACTION_WORDS],
-  'ipcam-edgerecord': ['operationDone', ...ACTION_WORDS],
-  'ipcam-plate-add': ['platesDone', 'platesPartly', ...ACTION_WORDS],
-  'ipcam-plate-delete': ['platesDone', 'platesPartly', ...ACTION_WORDS],
-  'ipcam-plate-query': ['platesFound', ...ACTION_WORDS],
-  'ipcam-plate-modify': ['plateModified', ...ACTION_WORDS],
-  'ipcam-plate-sync': ['synced', 'syncPlanned', 'syncPartly', ...ACTION_WORDS],
-  'ipcam-vehicle-config': ['vehicleConfig', ...ACTION_WORDS],
-  'ipcam-input-monitor': ['ioEvent', ...STREAM_WORDS],
-  'ipcam-detection-stream': ['levelEvent', ...STREAM_WORDS, 'levelsRead', 'online', 'offline', 'authFailed', 'requesting'],
-  'ipcam-discover': ['searching', 'found', 'failed'],
-  'ipcam-device-status': ['online', 'offline', 'authFailed', 'noDevice', 'devicesUp', 'devicesDown', 'devicesUnknown', 'noDevices', 'failed'],
-  'ipcam-plate-event': ['starting', 'listening', 'plateSeen', 'alive', 'listenFailed', 'noServer', 'badSetting', 'stopped'],
-  'ipcam-ui-camera': ['viewing', 'nobodyViewing', 'paused', 'resumed', 'noDevice', 'badSetting', 'noDashboard', 'failed'],
-  'ipcam-ui-plates': ['lastPlate', 'listenFailed', 'noServer', 'badSetting', 'noDashboard'],
-  'ipcam-ha': ['haActivity', 'connected', 'brokerConnecting', 'brokerDown', 'offline', 'authFailed', 'noBroker', 'badSetting', 'failed'],
-};
 
 /**
- * The word of the vocabulary a node of `nodeType` may show that `status` is; `cleared` for an
- * empty status (every node's, when it closes); undefined for a status no word of that node makes.
+ * The word of `words` (a node's, from its spec) that `status` is; `cleared` for an empty status
+ * (every node's, when it closes); undefined for a status none of those words makes.
  */
-export function statusWordOf(nodeType: string, status: Partial<Status>): StatusWordName | 'cleared' | undefined {
+export function statusWordOf(words: readonly StatusWordName[], status: Partial<Status>): StatusWordName | 'cleared' | undefined {
   if (status.fill === undefined && status.shape === undefined && status.text === undefined) return 'cleared';
   const text = status.text ?? '';
   if (text.length > STATUS_MAX) return undefined;
-  return (STATUS_OF_NODE[nodeType] ?? []).find((name) => {
+  return words.find((name) => {
     const w = STATUS_WORDS[name];
     return w.fill === status.fill && w.shape === status.shape && w.pattern.test(text);
   });
@@ -308,10 +287,9 @@ export const lastPlate = (plate: string): Status => make('lastPlate', plate.slic
 
 const esc = (t: string): string => t.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
-/** The "Status:" line of a node's help, from its words: `green dot <i>3 added</i>, ...`. */
-export function statusHelp(nodeType: string): string {
-  const names = STATUS_OF_NODE[nodeType];
-  if (!names) throw new Error(`no status words for ${nodeType}`);
+/** The "Status:" line of a node's help, from its spec's words: `green dot <i>3 added</i>, ...`. */
+export function statusHelp(names: readonly StatusWordName[]): string {
+  if (names.length === 0) throw new Error('a Status line needs the words of the node');
   const groups = new Map<string, string[]>();
   for (const name of names) {
     const w = STATUS_WORDS[name];

@@ -1,5 +1,5 @@
 import { HEARTBEAT } from '../../lib/health/heartbeat-setting';
-import type { NodeSpec } from '../../lib/input/node-spec';
+import type { NodeSpec } from '../../lib/node-spec';
 import { optional, oneOf } from '../../lib/input/params';
 import { AUTH_MODES } from '../../lib/transport/auth';
 import { HOST, PORT, PROTOCOLS, TIMEOUT } from '../../lib/transport/options';

@@ -1,4 +1,9 @@
-import type { NodeSpec } from '../../lib/input/node-spec';
+import type { NodeSpec } from '../../lib/node-spec';
 import { OVERRIDES } from '../../lib/input/payload';
+import { ACTION_WORDS } from '../../lib/status/status';
 
-export const spec: NodeSpec = { type: 'ipcam-edgerecord', settings: { overrides: OVERRIDES } };
+export const spec: NodeSpec = {
+  type: 'ipcam-edgerecord',
+  settings: { overrides: OVERRIDES },
+  status: ['operationDone', ...ACTION_WORDS],
+};

@@ -1,4 +1,10 @@
-import type { NodeSpec } from '../../lib/input/node-spec';
+import type { NodeSpec } from '../../lib/node-spec';
 import { PLATE_GROUP } from '../../lib/ops/plate-input';
+import { ACTION_WORDS } from '../../lib/status/status';
 
-export const spec: NodeSpec = { type: 'ipcam-plate-delete', settings: { group: PLATE_GROUP }, payloadItemKeys: ['plate', 'group'] };
+export const spec: NodeSpec = {
+  type: 'ipcam-plate-delete',
+  settings: { group: PLATE_GROUP },
+  payloadItemKeys: ['plate', 'group'],
+  status: ['platesDone', 'platesPartly', ...ACTION_WORDS],
+};

@@ -1,10 +1,11 @@
-import type { NodeSpec } from '../../lib/input/node-spec';
+import type { NodeSpec } from '../../lib/node-spec';
 import { DEFAULT_SPEED_RANGE } from '../../lib/ops/ptz-xml';
 import { int, optional } from '../../lib/input/params';
 import { OVERRIDES } from '../../lib/input/payload';
 import { PTZ_API_SETTING } from '../../lib/settings';
 import { DURATION_SETTING } from '../../lib/ops/ptz-timed-moves';
 import { CHANNEL_SETTING } from '../../lib/xml/channel';
+import { ACTION_WORDS } from '../../lib/status/status';
 
 export const spec: NodeSpec = {
   type: 'ipcam-ptz',
@@ -12,4 +13,5 @@ export const spec: NodeSpec = {
   // continuous, home and stream belong to the CGI interface, move to its action 'move'; the
   // interface itself refuses them where they do not apply.
   payloadKeys: ['action', 'speed', 'duration', 'channel', 'preset', 'tour', 'continuous', 'home', 'stream', 'move'],
+  status: ['ptzDone', ...ACTION_WORDS],
 };

@@ -11,7 +11,7 @@ const pkg = path.resolve(__dirname, '..');
 const repo = path.resolve(pkg, '..', '..');
 const out = path.join(pkg, 'dist');
 const nodesOut = path.join(out, 'nodes');
-const { nodeSpecs, placeNodeFolders } = require(path.join(repo, 'scripts', 'editor-parts.js'));
+const { placeNodeFolders } = require(path.join(repo, 'scripts', 'editor-parts.js'));
 
 // `--release` (npm pack and publish, through `prepack`): no source maps, as in the main package.
 const release = process.argv.includes('--release');
@@ -37,7 +37,7 @@ console.log(`build (node-red-dashboard-2-ipcam): ${placed.types.length} widget n
 {
   const { settingsLimits } = require(path.join(repo, 'dist', 'lib', 'settings.js'));
   const { WIDGET_NODE_SETTINGS } = require(path.join(repo, 'dist', 'lib', 'widgets', 'settings.js'));
-  const ours = settingsLimits(nodeSpecs(pkg, nodesOut, placed.types)).nodes;
+  const ours = settingsLimits(placed.specs).nodes;
   const rules = settingsLimits(Object.entries(WIDGET_NODE_SETTINGS).map(([type, settings]) => ({ type, settings }))).nodes;
   assert.deepStrictEqual(ours, rules, 'the widget specs (nodes/<type>/spec.ts) and lib/widgets/settings.ts WIDGET_NODE_SETTINGS must name the same node types and settings');
 }
