@@ -1,5 +1,6 @@
 import { DETECTION_STALL_TIMEOUT, detectionPath, parseIdList, parseLevels, readDetection, type DetectionLevel, type DetectionType } from '../../lib/ops/io';
 import { failureLine } from '../../lib/refusal';
+import { settingsProblem } from '../../lib/settings';
 import { failed, levelEvent, levelsRead } from '../../lib/status';
 import { RepeatWatch } from '../../lib/stream/repeat';
 import { unknownWord } from '../../lib/suggest';
@@ -43,13 +44,24 @@ export = function register(RED: NodeAPI): void {
     const toMessage = (levels: DetectionLevel[]): NodeMessage => ({ topic: type, payload: levels });
 
     if (def.mode === 'single') {
+      // Checked on deploy by handleInput (DESIGN): one out of its rules is a red status naming it,
+      // and every message gets that EINPUT. Emit is not one of them: single mode has no use for it
+      // (its dialog hides the row), so a stale value there must not stop the node.
+      const settings = { detection: def.detection, groups: def.groups, mode: def.mode };
+      const groups = settingsProblem(this.type, settings) === undefined ? parseIdList(def.groups, 'Groups') : [];
       // One reading per input message, on the device's pool like any request.
-      handleInput(RED, this, def.device, async (msg, client, signal) => {
-        const levels = await readDetection(client, type, parseIdList(def.groups, 'Groups'), signal);
-        msg.topic = type;
-        msg.payload = levels;
-        return levelsRead(levels.length);
-      });
+      handleInput(
+        RED,
+        this,
+        def.device,
+        async (msg, client, signal) => {
+          const levels = await readDetection(client, type, groups, signal);
+          msg.topic = type;
+          msg.payload = levels;
+          return levelsRead(levels.length);
+        },
+        settings,
+      );
       return;
     }
     if (!['every', 'change', 'trigger'].includes(policy)) {
