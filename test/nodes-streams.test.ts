@@ -326,6 +326,20 @@ describe('stream nodes: ipcam-input-monitor and ipcam-detection-stream', functio
       await assertRejectedSettings('mon', /Ports \(each id\) must be a whole number from 1 to 999, got "a"/);
     });
 
+    it('bad ports at deploy: every message then gets that EINPUT at the Catch node, nothing sent', async function () {
+      const { out, caught } = await deploy([monitorDef('mon', { ports: 'a,b' })]);
+      await assertRejectedSettings('mon', /Ports \(each id\) must be a whole number from 1 to 999, got "a"/);
+      const shown = lastStatus('mon');
+      for (const [i, payload] of ['start', 'check'].entries()) {
+        assert.equal(await command('mon', payload), undefined);
+        await waitFor('the Catch node', () => caught.length >= i + 1);
+        assertInputError(caught[i], 'mon');
+        assert.match(String(isRecord(caught[i]?.['error']) && caught[i]?.['error']['message']), /Ports \(each id\) must be a whole number/);
+      }
+      assert.deepEqual(lastStatus('mon'), shown);
+      assert.equal(out['mon']?.length, 0);
+    });
+
     it('rejects an unknown command with EINPUT at the Catch node', async function () {
       const { caught } = await deploy([monitorDef('mon')]);
       const err = await command('mon', 'toggle');
@@ -716,6 +730,24 @@ describe('stream nodes: ipcam-input-monitor and ipcam-detection-stream', functio
     it('rejects bad groups before sending anything', async function () {
       await deploy([detectionDef('det', { groups: 'a,b' })]);
       await assertRejectedSettings('det', /Groups \(each id\) must be a whole number from 1 to 999/);
+    });
+
+    it("a stream refused at deploy names the setting and the nearest valid value; 'start' and every other message then get that EINPUT, nothing sent", async function () {
+      const { out, caught } = await deploy([detectionDef('det', { emit: 'chnage' })]);
+      const red = { fill: 'red', shape: 'ring', text: 'EINPUT: emit change?' };
+      assert.deepEqual(logOf('det').statuses, [red], 'the status at deploy, before any message');
+      await assertRejectedSettings('det', /Emit must be one of every, change, trigger, got "chnage" \(nearest valid value: "change"\); nothing is sent until the setting emit "chnage" is changed and deployed/);
+      for (const [i, payload] of ['start', 'stop', 'check'].entries()) {
+        assert.equal(await command('det', payload), undefined);
+        await waitFor('the Catch node', () => caught.length >= i + 1);
+        assertInputError(caught[i], 'det');
+        const error = caught[i]?.['error'];
+        assert.ok(isRecord(error));
+        assert.match(String(error['message']), /nearest valid value: "change"/);
+      }
+      assert.deepEqual(lastStatus('det'), red);
+      assert.equal(out['det']?.length, 0);
+      assert.equal(logOf('det').errors.length, 1 + 3, 'the refusal once at deploy, then once per message');
     });
 
     it('rejects bad groups in mode single at deploy: a red status naming Groups at once, then EINPUT at the Catch node for every message, nothing sent', async function () {

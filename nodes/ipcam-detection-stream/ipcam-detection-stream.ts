@@ -1,12 +1,10 @@
 import { DETECTION_STALL_TIMEOUT, detectionPath, parseIdList, parseLevels, readDetection, type DetectionLevel, type DetectionType } from '../../lib/ops/io';
-import { failureLine } from '../../lib/refusal';
 import { settingsProblem } from '../../lib/settings';
-import { failed, levelEvent, levelsRead } from '../../lib/status';
+import { levelEvent, levelsRead } from '../../lib/status';
 import { RepeatWatch } from '../../lib/stream/repeat';
-import { unknownWord } from '../../lib/suggest';
-import { FailureLine, handleInput } from '../action';
+import { handleInput } from '../action';
 import type { Node, NodeAPI, NodeDef, NodeMessage } from '../red';
-import { handleCommands, superviseStream } from '../stream-node';
+import { handleCommands, refuseStream, superviseStream } from '../stream-node';
 
 interface DetectionDef extends NodeDef {
   device?: string;
@@ -64,12 +62,9 @@ export = function register(RED: NodeAPI): void {
       );
       return;
     }
-    if (!['every', 'change', 'trigger'].includes(policy)) {
-      const error = unknownWord('emit setting', policy, ['every', 'change', 'trigger']);
-      this.status(failed(error));
-      this.error(new FailureLine(failureLine(error), error.code));
-      return;
-    }
+    // The same check on deploy as single mode's, of every setting (Emit too).
+    const refused = settingsProblem(this.type, def);
+    if (refused) return refuseStream(this, refused);
     const repeats = policy === 'every' ? undefined : new RepeatWatch();
     const control = superviseStream(
       RED,
