@@ -121,7 +121,7 @@ describe('ipcam-discover and Search network', function () {
       [{ duration: '31' }, 'EINPUT: duration 30?', /Duration must be .*31.* \(nearest valid value: "30"\); nothing is sent until the setting duration "31" is changed and deployed/],
       [{ duration: '0' }, 'EINPUT: duration 1?', /\(nearest valid value: "1"\); nothing is sent until the setting duration "0"/],
       [{ identify: 'ture' }, 'EINPUT: identify true?', /Identify must be true or false, got "ture" \(nearest valid value: "true"\); nothing is sent until the setting identify "ture"/],
-      [{ interface: '192.0.2.77' }, 'EINPUT: interface "192.0.2.77"\u2026', /interface "192.0.2.77" is not an IPv4 address of this machine .*; nothing is sent until the setting interface "192.0.2.77"/],
+      [{ interface: '192.168.1' }, 'EINPUT: Interface must be an IP\u2026', /Interface must be an IPv4 address of this machine, e.g. 192.168.1.10, got "192.168.1"; nothing is sent until the setting interface "192.168.1"/],
       [{ targets: 'camera.local' }, 'EINPUT: Targets must be IPv4 ad\u2026', /Targets must be IPv4 addresses .*; nothing is sent until the setting targets "camera.local"/],
       [{ targets: '127.0.0.1:99999' }, 'EINPUT: Targets port must be a\u2026', /Targets port must be .*; nothing is sent until the setting targets "127.0.0.1:99999"/],
     ];
@@ -142,6 +142,19 @@ describe('ipcam-discover and Search network', function () {
       await new Promise((r) => setTimeout(r, 100));
       quiet.end();
     }
+  });
+
+  it('an Interface this machine does not have is refused by each search, not at deploy (the address may come after a deploy at boot); no probe sent', async function () {
+    const answered = (): number => sims.reduce((n, sim) => n + sim.discoveryAnswered, 0);
+    const quiet = expectQuiet(answered, 'a probe answered');
+    const watch = await load({ interface: '192.0.2.77' });
+    assert.deepEqual(statusesSinceLoad('disc'), [], 'a red status at deploy');
+    const caught = await watch.expectCaught('disc', {});
+    assert.ok(isRecord(caught['error']));
+    assert.equal(caught['error']['code'], 'EINPUT');
+    assert.match(String(caught['error']['message']), /interface "192.0.2.77" is not an IPv4 address of this machine \(it has /);
+    await new Promise((r) => setTimeout(r, 100));
+    quiet.end();
   });
 
   it('settings absent from an older flow take their defaults: the node searches', async function () {

@@ -23,18 +23,19 @@ interface DiscoverCredentials {
 
 const IDENTIFY = withDefault(bool(), false);
 
-/** The settings as a search takes them. */
+/** The settings as a search takes them (the Interface is checked against the machine by each search). */
 interface SearchSettings {
   durationS: number;
   identify: boolean;
-  interface: string | undefined;
   targets: DiscoveryTarget[];
 }
 
 /**
  * The node's settings, checked on deploy (DESIGN): the rules of lib/settings first, then what
- * they cannot tell (Identify, an Interface that is not this machine's, an address of Targets);
- * the first one out of its rules is the EINPUT every message gets, naming it.
+ * they cannot tell (Identify, an address of Targets); the first one out of its rules is the
+ * EINPUT every message gets, naming it. Whether this machine has the Interface's address is not
+ * a rule of the setting but the machine's state, which can change after the deploy (a flow
+ * started at boot before DHCP gave the address): each search checks it.
  */
 function searchSettings(type: string, def: DiscoverDef): SearchSettings | IpcamError {
   const refused = settingsProblem(type, def);
@@ -43,7 +44,6 @@ function searchSettings(type: string, def: DiscoverDef): SearchSettings | IpcamE
     return {
       durationS: DISCOVERY_DURATION.parse(def.duration, 'Duration'),
       identify: checked('identify', def.identify, () => IDENTIFY.parse(def.identify, 'Identify'), typeof def.identify === 'string' ? nearest(def.identify.trim(), ['true', 'false']) : undefined),
-      interface: checked('interface', def.interface, () => checkInterface(def.interface)),
       targets: checked('targets', def.targets, () => parseTargets(def.targets, 'Targets')),
     };
   } catch (err) {
@@ -71,7 +71,7 @@ export = function register(RED: NodeAPI): void {
     RED.nodes.createNode(this, def);
     const settings = searchSettings(this.type, def);
     if (settings instanceof IpcamError) return refuseEveryInput(this, settings);
-    const { durationS, identify, ...options } = settings;
+    const { durationS, identify, targets } = settings;
     let running: AbortController | undefined;
     let closing = false;
 
@@ -80,6 +80,7 @@ export = function register(RED: NodeAPI): void {
         if (running) return reportFailure(this, msg, new IpcamError('EINPUT', 'A search is already running: send the next input when it has ended'), done);
         const controller = new AbortController();
         try {
+          const options = { interface: checkInterface(def.interface), targets };
           running = controller;
           this.status(searching(durationS));
           const username = this.credentials?.username ?? '';
