@@ -114,8 +114,12 @@ export function handleInput(
   });
 }
 
-/** A node whose settings are refused: the red status stays, and each message gets the refusal. */
-function refuseEveryInput(node: Node, refused: IpcamError): void {
+/**
+ * A node whose settings were refused on deploy (DESIGN: settings are checked on deploy): the red
+ * status stays, and each message gets that same EINPUT, with nothing sent. handleInput refuses so
+ * for the action nodes; the stream nodes and discover, which take their inputs otherwise, too.
+ */
+export function refuseEveryInput(node: Node, refused: IpcamError): void {
   node.status(failed(refused));
   node.on('input', (msg, _send, done) => reportFailure(node, msg, refused, done));
   node.on('close', (_removed, done) => {

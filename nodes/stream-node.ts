@@ -4,8 +4,8 @@ import type { MultipartPart } from '../lib/cgi/multipart';
 import { StreamSupervisor, type StreamState } from '../lib/stream/supervisor';
 import type { DeviceClient } from '../lib/transport/client';
 import { failureLine } from '../lib/errors/refusal';
-import { cleared, failed, streamState, type Status } from '../lib/status/status';
-import { FailureLine, deviceOf, reportFailure } from './action';
+import { cleared, streamState, type Status } from '../lib/status/status';
+import { FailureLine, deviceOf, refuseEveryInput, reportFailure } from './action';
 import type { DeviceConfigNode } from './device-config';
 import type { Node, NodeAPI, NodeMessage, SendFn } from './red';
 
@@ -72,9 +72,7 @@ export function superviseStream(
     client = device.getClient();
     target = path(client);
   } catch (err) {
-    const error = err instanceof IpcamError ? err : new IpcamError('EINPUT', String(err));
-    node.status(failed(error));
-    node.error(new FailureLine(failureLine(error), error.code));
+    refuseStream(node, err instanceof IpcamError ? err : new IpcamError('EINPUT', String(err)));
     return undefined;
   }
   const supervisor = new StreamSupervisor({
@@ -107,6 +105,16 @@ export function superviseStream(
     stop: () => supervisor.stop(),
     showEvent: (status) => node.status(status),
   };
+}
+
+/**
+ * A stream node that cannot start with its settings (DESIGN: checked on deploy): a red status, the
+ * refusal once to `node.error` (no message caused it: a Catch node learns the stream never
+ * opened), and every message then gets that same EINPUT.
+ */
+export function refuseStream(node: Node, error: IpcamError): void {
+  refuseEveryInput(node, error);
+  node.error(new FailureLine(failureLine(error), error.code));
 }
 
 /**

@@ -157,13 +157,20 @@
     }
 
     /**
-     * A select of a setting that a node from an older flow or an example lacks shows the setting's
-     * default (what the runtime takes), never a blank choice.
+     * The selects of the settings that a node from an older flow or an example lacks show each
+     * setting's default (the `value` of its `defaults`, what the runtime takes when it is absent),
+     * never a blank choice, and Done saves it. First in `oneditprepare`: what follows reads them.
      */
-    function showDefault(type, name) {
-        var $select = $("#node-input-" + name);
-        var limits = setting(type, name);
-        if ($select.length && $select.prop("selectedIndex") < 0 && limits && limits.default !== undefined) { $select.val(String(limits.default)); }
+    function showDefaults(node) {
+        var defaults = (node._def && node._def.defaults) || {};
+        var prefix = node._def && node._def.category === "config" ? "#node-config-input-" : "#node-input-";
+        Object.keys(defaults).forEach(function (name) {
+            var d = defaults[name];
+            var absent = node[name] === undefined || node[name] === null;
+            if (!absent || d.type || d.value === undefined || d.value === null || typeof d.value === "object") { return; }
+            var $select = $(prefix + name).filter("select");
+            if ($select.length && $select.prop("selectedIndex") < 0) { $select.val(String(d.value)); }
+        });
     }
 
     /** Whether stored `params` fit `operation` (for the node's validate: a red triangle otherwise). */
@@ -308,7 +315,7 @@
                 }
                 select.on("change", show);
                 show();
-                showDefault("ipcam-" + table, "overrides");
+                showDefaults(node);
                 node._ipcamForm = function () { return form; };
             },
             oneditsave: function () {
@@ -443,7 +450,7 @@
         operationLabel: operationLabel,
         classText: classText,
         setting: setting,
-        showDefault: showDefault,
+        showDefaults: showDefaults,
         validator: validator,
         showResult: showResult,
         clearResult: clearResult,

@@ -47,6 +47,26 @@ const PLACEHOLDERS: Record<string, Array<[string, string]>> = {
   ],
 };
 
+/** The action nodes with an Overrides setting (added after examples had been saved without it). */
+const OVERRIDES_TYPES = ['ipcam-snapshot', 'ipcam-ptz', 'ipcam-relay', 'ipcam-plate-query', 'ipcam-vehicle-config', 'ipcam-edgerecord', 'ipcam-request'];
+
+/**
+ * A checkbox a node from an older flow lacks: what the runtime does then, when that is not the
+ * default a new node gets. A plate sync without dryRun syncs for real (nodes saved while the
+ * default was false hold false); the dialog shows that, unticked, rather than a dry run.
+ */
+const ABSENT_CHECKBOXES: Record<string, boolean> = { 'ipcam-plate-sync dryRun': false };
+
+/** A field of the open dialog, as the page reads it. */
+interface DialogField {
+  tagName: string;
+  type: string;
+  checked: boolean;
+  value: string;
+  selectedIndex: number;
+  getAttribute(name: string): string | null;
+}
+
 /** A text that does not fit its box: what the page measured, for the failure message. */
 interface Clipped {
   what: string;
@@ -262,6 +282,75 @@ describe('dialogs and examples as a user first meets them (Chromium, 1280x800)',
     assert.deepEqual(notices.filter((t) => /unused|unknown|invalid|not properly configured/i.test(t)), [], 'the deploy warned');
     const flows = (await (await fetch(`${running().url}/flows`)).json()) as FlowNode[];
     assert.equal(flows.filter((n) => n.type === 'ipcam-device' && n['port'] === '8080').length, 1);
+  });
+
+  it('a node from an older flow (no settings saved) opens with each setting\'s default and keeps it after Done: Overrides is msg.payload', async function () {
+    const problems: string[] = [];
+    // The nodes of this package (the Dashboard 2 widgets' dialogs are their package's own).
+    for (const type of declaredNodeTypes(PROJECT_ROOT)) {
+      const id = `older-${type}`;
+      const config = await page.evaluate(
+        ([t, nodeId]) => {
+          const red = (globalThis as unknown as { RED: { nodes: { getType(t: string): { category: string } }; view: { importNodes(nodes: object[]): void }; workspaces: { active(): string } } }).RED;
+          const isConfig = red.nodes.getType(t).category === 'config';
+          // Only what any flow holds: the settings are absent, as in a flow saved before they existed.
+          red.view.importNodes([isConfig ? { id: nodeId, type: t } : { id: nodeId, type: t, x: 600, y: 600, z: red.workspaces.active() }]);
+          return isConfig;
+        },
+        [type, id] as const,
+      );
+      const prefix = config ? '#node-config-input-' : '#node-input-';
+      await page.evaluate(
+        ([nodeId, isConfig]) => {
+          const red = (globalThis as unknown as { RED: { nodes: { node(id: string): { type: string } }; editor: { edit(n: unknown): void; editConfig(name: string, type: string, id: string): void } } }).RED;
+          const node = red.nodes.node(nodeId);
+          if (isConfig) red.editor.editConfig('', node.type, nodeId);
+          else red.editor.edit(node);
+        },
+        [id, config] as const,
+      );
+      const ok = config ? '#node-config-dialog-ok' : '#node-dialog-ok';
+      await page.locator(ok).waitFor({ state: 'visible' });
+      await page.waitForTimeout(300);
+      // Each setting of `defaults` with a value of its own (not a config node's id) and a field in the dialog.
+      const fields = (await page.evaluate(
+        ([t, pre]) => {
+          const red = (globalThis as unknown as { RED: { nodes: { getType(t: string): { defaults: Record<string, { value?: unknown; type?: string }> } } } }).RED;
+          const out: Array<{ name: string; value: unknown; kind: string; shown: unknown; placeholder: string | null }> = [];
+          for (const [name, d] of Object.entries(red.nodes.getType(t).defaults)) {
+            if (d.type || d.value === undefined || d.value === '' || typeof d.value === 'object') continue;
+            const el = (globalThis as unknown as { document: { querySelector(s: string): DialogField | null } }).document.querySelector(pre + name);
+            if (!el) continue;
+            const kind = el.tagName === 'SELECT' ? 'select' : el.type === 'checkbox' ? 'checkbox' : el.tagName === 'INPUT' && el.type !== 'hidden' ? 'text' : 'other';
+            const shown = kind === 'checkbox' ? el.checked : kind === 'select' ? (el.selectedIndex < 0 ? null : el.value) : el.value;
+            out.push({ name, value: d.value, kind, shown, placeholder: el.getAttribute('placeholder') });
+          }
+          return out;
+        },
+        [type, prefix] as const,
+      )) as Array<{ name: string; value: unknown; kind: string; shown: unknown; placeholder: string | null }>;
+      // A text field left blank is its default (the runtime reads blank so), which its placeholder names.
+      const blankDefault = (f: (typeof fields)[number]): boolean => f.kind === 'text' && f.shown === '' && f.placeholder === String(f.value);
+      for (const f of fields) {
+        const wanted = f.kind === 'checkbox' ? (ABSENT_CHECKBOXES[`${type} ${f.name}`] ?? f.value) : String(f.value);
+        if (f.shown !== wanted && !blankDefault(f)) problems.push(`${type}: ${f.name} (${f.kind}) opens as ${JSON.stringify(f.shown)}, not its default ${JSON.stringify(wanted)} (placeholder ${JSON.stringify(f.placeholder)})`);
+      }
+      await page.locator(ok).click();
+      await page.locator(ok).waitFor({ state: 'detached' });
+      const stored = (await page.evaluate((nodeId) => (globalThis as unknown as { RED: { nodes: { node(id: string): Record<string, unknown> } } }).RED.nodes.node(nodeId), id)) as Record<string, unknown>;
+      for (const f of fields) {
+        const kept = stored[f.name];
+        const wanted = f.kind === 'checkbox' ? (ABSENT_CHECKBOXES[`${type} ${f.name}`] ?? f.value) : f.value;
+        if (String(kept) !== String(wanted) && !(blankDefault(f) && kept === '')) problems.push(`${type}: ${f.name} (${f.kind}) is ${JSON.stringify(kept)} after Done, not its default ${JSON.stringify(wanted)}`);
+      }
+      if (OVERRIDES_TYPES.includes(type)) {
+        const overrides = fields.find((f) => f.name === 'overrides');
+        assert.ok(overrides, `${type} has no Overrides field`);
+        assert.equal(overrides.shown, 'payload', `${type}: Overrides of a node saved without it`);
+        assert.equal(stored['overrides'], 'payload', `${type}: Overrides after Done`);
+      }
+    }
+    assert.deepEqual(problems, [], `settings absent from an older flow:\n${problems.join('\n')}`);
   });
 
   it('opens every node\'s dialog with each label and placeholder whole, the operations by label and grouped by class', async function () {

@@ -9,7 +9,7 @@ import discoverNode from '../nodes/ipcam-discover/ipcam-discover';
 import type { FoundDevice } from '../nodes/discovery-search';
 import { startSimulator, type Simulator } from '../lib/simulator';
 import { expectQuiet, SIM_PASSWORD, waitFor } from './helpers';
-import { actionFlow, assertNoSecret, DEVICE, deviceDef, FlowWatch, getNode, helper, isRecord, logTexts, type Credentials, type FlowNode } from './node-helper';
+import { actionFlow, assertNoSecret, DEVICE, deviceDef, FlowWatch, getNode, helper, isRecord, logTexts, statusesSinceLoad, type Credentials, type FlowNode } from './node-helper';
 
 const OTHER_PASSWORD = 'an0ther:secret';
 const settingsOf = helper as unknown as { settings(s: Record<string, unknown>): void };
@@ -113,6 +113,58 @@ describe('ipcam-discover and Search network', function () {
       assert.ok(isRecord(caught['error']));
       assert.equal(caught['error']['code'], 'EINPUT', JSON.stringify(bad));
     }
+  });
+
+  it('a setting out of its rules is a red status at deploy naming it and the nearest valid value; every message then gets that EINPUT, no probe sent', async function () {
+    const answered = (): number => sims.reduce((n, sim) => n + sim.discoveryAnswered, 0);
+    const cases: Array<[Record<string, unknown>, string, RegExp]> = [
+      [{ duration: '31' }, 'EINPUT: duration 30?', /Duration must be .*31.* \(nearest valid value: "30"\); nothing is sent until the setting duration "31" is changed and deployed/],
+      [{ duration: '0' }, 'EINPUT: duration 1?', /\(nearest valid value: "1"\); nothing is sent until the setting duration "0"/],
+      [{ identify: 'ture' }, 'EINPUT: identify true?', /Identify must be true or false, got "ture" \(nearest valid value: "true"\); nothing is sent until the setting identify "ture"/],
+      [{ interface: '192.168.1' }, 'EINPUT: Interface must be an IP\u2026', /Interface must be an IPv4 address of this machine, e.g. 192.168.1.10, got "192.168.1"; nothing is sent until the setting interface "192.168.1"/],
+      [{ targets: 'camera.local' }, 'EINPUT: Targets must be IPv4 ad\u2026', /Targets must be IPv4 addresses .*; nothing is sent until the setting targets "camera.local"/],
+      [{ targets: '127.0.0.1:99999' }, 'EINPUT: Targets port must be a\u2026', /Targets port must be .*; nothing is sent until the setting targets "127.0.0.1:99999"/],
+    ];
+    for (const [bad, text, message] of cases) {
+      await helper.unload();
+      const quiet = expectQuiet(answered, `a probe answered (${JSON.stringify(bad)})`);
+      const watch = await load(bad);
+      const red = { fill: 'red', shape: 'ring', text };
+      assert.deepEqual(statusesSinceLoad('disc'), [red], `the status at deploy, before any message (${JSON.stringify(bad)})`);
+      for (const payload of [undefined, 'go']) {
+        const caught = await watch.expectCaught('disc', { payload });
+        assert.ok(isRecord(caught['error']));
+        assert.equal(caught['error']['code'], 'EINPUT');
+        assert.match(String(caught['error']['message']), message);
+        assert.deepEqual(watch.lastStatus('disc'), red);
+      }
+      assert.equal(watch.messages.filter((m) => m['error'] === undefined).length, 0, 'a list was sent');
+      await new Promise((r) => setTimeout(r, 100));
+      quiet.end();
+    }
+  });
+
+  it('an Interface this machine does not have is refused by each search, not at deploy (the address may come after a deploy at boot); no probe sent', async function () {
+    const answered = (): number => sims.reduce((n, sim) => n + sim.discoveryAnswered, 0);
+    const quiet = expectQuiet(answered, 'a probe answered');
+    const watch = await load({ interface: '192.0.2.77' });
+    assert.deepEqual(statusesSinceLoad('disc'), [], 'a red status at deploy');
+    const caught = await watch.expectCaught('disc', {});
+    assert.ok(isRecord(caught['error']));
+    assert.equal(caught['error']['code'], 'EINPUT');
+    assert.match(String(caught['error']['message']), /interface "192.0.2.77" is not an IPv4 address of this machine \(it has /);
+    await new Promise((r) => setTimeout(r, 100));
+    quiet.end();
+  });
+
+  it('settings absent from an older flow take their defaults: the node searches', async function () {
+    const flow: FlowNode[] = actionFlow({ id: 'disc', type: 'ipcam-discover', name: '' }, [deviceDef(sims[0] as Simulator)]);
+    await helper.load([deviceNode, discoverNode], flow, { [DEVICE]: { username: 'admin', password: SIM_PASSWORD } });
+    const watch = new FlowWatch(['disc']);
+    assert.deepEqual(statusesSinceLoad('disc'), []);
+    const list = (await watch.expectOutput('disc', {})).payload as FoundDevice[];
+    assert.equal(list.length, 3);
+    for (const sim of sims) assert.equal(sim.state.requests.length, 0, 'Identify is off by default');
   });
 
   it('a second input while searching is EINPUT; closing the node ends its search and releases its socket', async function () {

@@ -326,6 +326,20 @@ describe('stream nodes: ipcam-input-monitor and ipcam-detection-stream', functio
       await assertRejectedSettings('mon', /Ports \(each id\) must be a whole number from 1 to 999, got "a"/);
     });
 
+    it('bad ports at deploy: every message then gets that EINPUT at the Catch node, nothing sent', async function () {
+      const { out, caught } = await deploy([monitorDef('mon', { ports: 'a,b' })]);
+      await assertRejectedSettings('mon', /Ports \(each id\) must be a whole number from 1 to 999, got "a"/);
+      const shown = lastStatus('mon');
+      for (const [i, payload] of ['start', 'check'].entries()) {
+        assert.equal(await command('mon', payload), undefined);
+        await waitFor('the Catch node', () => caught.length >= i + 1);
+        assertInputError(caught[i], 'mon');
+        assert.match(String(isRecord(caught[i]?.['error']) && caught[i]?.['error']['message']), /Ports \(each id\) must be a whole number/);
+      }
+      assert.deepEqual(lastStatus('mon'), shown);
+      assert.equal(out['mon']?.length, 0);
+    });
+
     it('rejects an unknown command with EINPUT at the Catch node', async function () {
       const { caught } = await deploy([monitorDef('mon')]);
       const err = await command('mon', 'toggle');
@@ -718,15 +732,71 @@ describe('stream nodes: ipcam-input-monitor and ipcam-detection-stream', functio
       await assertRejectedSettings('det', /Groups \(each id\) must be a whole number from 1 to 999/);
     });
 
-    it('rejects bad groups in mode single with EINPUT at the Catch node', async function () {
+    it("a stream refused at deploy names the setting and the nearest valid value; 'start' and every other message then get that EINPUT, nothing sent", async function () {
+      const { out, caught } = await deploy([detectionDef('det', { emit: 'chnage' })]);
+      const red = { fill: 'red', shape: 'ring', text: 'EINPUT: emit change?' };
+      assert.deepEqual(logOf('det').statuses, [red], 'the status at deploy, before any message');
+      await assertRejectedSettings('det', /Emit must be one of every, change, trigger, got "chnage" \(nearest valid value: "change"\); nothing is sent until the setting emit "chnage" is changed and deployed/);
+      for (const [i, payload] of ['start', 'stop', 'check'].entries()) {
+        assert.equal(await command('det', payload), undefined);
+        await waitFor('the Catch node', () => caught.length >= i + 1);
+        assertInputError(caught[i], 'det');
+        const error = caught[i]?.['error'];
+        assert.ok(isRecord(error));
+        assert.match(String(error['message']), /nearest valid value: "change"/);
+      }
+      assert.deepEqual(lastStatus('det'), red);
+      assert.equal(out['det']?.length, 0);
+      assert.equal(logOf('det').errors.length, 1 + 3, 'the refusal once at deploy, then once per message');
+    });
+
+    it('rejects bad groups in mode single at deploy: a red status naming Groups at once, then EINPUT at the Catch node for every message, nothing sent', async function () {
       const { out, caught } = await deploy([detectionDef('det', { mode: 'single', groups: 'x' })]);
-      const err = await command('det', 'read');
-      // Reported through node.error (one line for the Debug sidebar, the code for a Catch node), not done(err).
-      assert.equal(err, undefined);
+      const quiet = expectQuiet(sim, 'a request reached the device');
+      // Before any message: the status names the setting.
+      assert.deepEqual(logOf('det').statuses, [{ fill: 'red', shape: 'ring', text: 'EINPUT: Groups (each id) must b\u2026' }]);
+      for (const [i, payload] of ['read', 'again'].entries()) {
+        const err = await command('det', payload);
+        // Reported through node.error (one line for the Debug sidebar, the code for a Catch node), not done(err).
+        assert.equal(err, undefined);
+        await waitFor('the Catch node', () => caught.length >= i + 1);
+        assertInputError(caught[i], 'det');
+        const error = caught[i]?.['error'];
+        assert.ok(isRecord(error));
+        assert.match(String(error['message']), /Groups \(each id\) must be a whole number from 1 to 999, got "x"; nothing is sent until the setting groups "x" is changed and deployed/);
+      }
+      assert.equal(new Set(logOf('det').statuses.map((s) => JSON.stringify(s))).size, 1, 'the same refusal every time');
+      assert.equal(out['det']?.length, 0);
+      await sleep(100);
+      quiet.end();
+      assert.equal(sim.state.requestCount, 0);
+    });
+
+    it('rejects an unknown detection in mode single at deploy, naming the nearest valid value; a message gets that EINPUT, nothing sent', async function () {
+      const { out, caught } = await deploy([detectionDef('det', { mode: 'single', detection: 'moton' })]);
+      const quiet = expectQuiet(sim, 'a request reached the device');
+      const red = { fill: 'red', shape: 'ring', text: 'EINPUT: detection motion?' };
+      assert.deepEqual(logOf('det').statuses, [red], 'the status at deploy, before any message');
+      assert.equal(await command('det', 'read'), undefined);
       await waitFor('the Catch node', () => caught.length >= 1);
       assertInputError(caught[0], 'det');
+      const error = caught[0]?.['error'];
+      assert.ok(isRecord(error));
+      assert.match(String(error['message']), /Detection must be one of motion, audio, got "moton" \(nearest valid value: "motion"\)/);
+      assert.deepEqual(lastStatus('det'), red);
       assert.equal(out['det']?.length, 0);
-      assert.equal(sim.state.requestCount, 0);
+      await sleep(100);
+      quiet.end();
+    });
+
+    it('mode single reads with the defaults of settings absent from an older flow, and has no use for Emit (a stale one does not stop it)', async function () {
+      const { out } = await deploy([{ id: 'det', type: 'ipcam-detection-stream', name: '', device: DEVICE, mode: 'single', emit: 'sometimes' }]);
+      sim.state.io.setLevel('motion', 1, 30);
+      assert.equal(await command('det', 'read'), undefined);
+      await waitFor('a reading', () => (out['det']?.length ?? 0) >= 1);
+      assert.equal(out['det']?.[0]?.topic, 'motion');
+      assert.ok(levelsOf(out['det']?.[0]).some((l) => l.group === 1 && l.level === 30));
+      assert.ok(!logOf('det').statuses.some((s) => s.fill === 'red'), JSON.stringify(logOf('det').statuses));
     });
 
     it('rejects an unknown command with EINPUT at the Catch node', async function () {

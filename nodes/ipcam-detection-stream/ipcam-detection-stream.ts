@@ -1,12 +1,11 @@
-import { DETECTION_EMITS, DETECTION_STALL_TIMEOUT, detectionPath, parseIdList, parseLevels, readDetection, type DetectionEmit, type DetectionLevel, type DetectionType } from '../../lib/ops/io';
-import { failureLine } from '../../lib/errors/refusal';
-import { failed, levelEvent, levelsRead } from '../../lib/status/status';
+import { DETECTION_STALL_TIMEOUT, detectionPath, parseIdList, parseLevels, readDetection, type DetectionEmit, type DetectionLevel, type DetectionType } from '../../lib/ops/io';
+import { settingsProblem } from '../../lib/settings';
+import { levelEvent, levelsRead } from '../../lib/status/status';
 import { RepeatWatch } from '../../lib/stream/repeat';
-import { unknownWord } from '../../lib/input/suggest';
-import { FailureLine, handleInput } from '../action';
+import { handleInput } from '../action';
 import { spec } from './spec';
 import type { Node, NodeAPI, NodeDef, NodeMessage } from '../red';
-import { handleCommands, superviseStream } from '../stream-node';
+import { handleCommands, refuseStream, superviseStream } from '../stream-node';
 
 interface DetectionDef extends NodeDef {
   device?: string;
@@ -42,21 +41,30 @@ export = function register(RED: NodeAPI): void {
     const toMessage = (levels: DetectionLevel[]): NodeMessage => ({ topic: type, payload: levels });
 
     if (def.mode === 'single') {
+      // Checked on deploy by handleInput (DESIGN): one out of its rules is a red status naming it,
+      // and every message gets that EINPUT. Emit is not one of them: single mode has no use for it
+      // (its dialog hides the row), so a stale value there must not stop the node.
+      const settings = { detection: def.detection, groups: def.groups, mode: def.mode };
+      const groups = settingsProblem(spec, settings) === undefined ? parseIdList(def.groups, 'Groups') : [];
       // One reading per input message, on the device's pool like any request.
-      handleInput(RED, this, spec, def.device, async (msg, client, signal) => {
-        const levels = await readDetection(client, type, parseIdList(def.groups, 'Groups'), signal);
-        msg.topic = type;
-        msg.payload = levels;
-        return levelsRead(levels.length);
-      });
+      handleInput(
+        RED,
+        this,
+        spec,
+        def.device,
+        async (msg, client, signal) => {
+          const levels = await readDetection(client, type, groups, signal);
+          msg.topic = type;
+          msg.payload = levels;
+          return levelsRead(levels.length);
+        },
+        settings,
+      );
       return;
     }
-    if (!(DETECTION_EMITS as readonly string[]).includes(policy)) {
-      const error = unknownWord('emit setting', policy, DETECTION_EMITS);
-      this.status(failed(error));
-      this.error(new FailureLine(failureLine(error), error.code));
-      return;
-    }
+    // The same check on deploy as single mode's, of every setting (Emit too).
+    const refused = settingsProblem(spec, def);
+    if (refused) return refuseStream(this, refused);
     const repeats = policy === 'every' ? undefined : new RepeatWatch();
     const control = superviseStream(
       RED,

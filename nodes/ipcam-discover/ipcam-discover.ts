@@ -1,10 +1,13 @@
-import { checkInterface, DISCOVERY_DURATION, parseTargets } from '../../lib/discovery/probe';
+import { checkInterface, DISCOVERY_DURATION, parseTargets, type DiscoveryTarget } from '../../lib/discovery/probe';
 import { cleared, found, searching } from '../../lib/status/status';
 import { IpcamError } from '../../lib/errors/errors';
 import { bool, withDefault } from '../../lib/input/params';
-import { reportFailure } from '../action';
+import { refusedSetting, settingsProblem } from '../../lib/settings';
+import { nearest } from '../../lib/input/suggest';
+import { refuseEveryInput, reportFailure } from '../action';
 import { search } from '../discovery-search';
 import type { Node, NodeAPI, NodeDef } from '../red';
+import { spec } from './spec';
 
 interface DiscoverDef extends NodeDef {
   duration?: string | number;
@@ -20,6 +23,45 @@ interface DiscoverCredentials {
 
 const IDENTIFY = withDefault(bool(), false);
 
+/** The settings as a search takes them (the Interface is checked against the machine by each search). */
+interface SearchSettings {
+  durationS: number;
+  identify: boolean;
+  targets: DiscoveryTarget[];
+}
+
+/**
+ * The node's settings, checked on deploy (DESIGN): the rules of lib/settings first, then what
+ * they cannot tell (Identify, an address of Targets); the first one out of its rules is the
+ * EINPUT every message gets, naming it. Whether this machine has the Interface's address is not
+ * a rule of the setting but the machine's state, which can change after the deploy (a flow
+ * started at boot before DHCP gave the address): each search checks it.
+ */
+function searchSettings(def: DiscoverDef): SearchSettings | IpcamError {
+  const refused = settingsProblem(spec, def);
+  if (refused) return refused;
+  try {
+    return {
+      durationS: DISCOVERY_DURATION.parse(def.duration, 'Duration'),
+      identify: checked('identify', def.identify, () => IDENTIFY.parse(def.identify, 'Identify'), typeof def.identify === 'string' ? nearest(def.identify.trim(), ['true', 'false']) : undefined),
+      targets: checked('targets', def.targets, () => parseTargets(def.targets, 'Targets')),
+    };
+  } catch (err) {
+    if (err instanceof IpcamError) return err;
+    throw err;
+  }
+}
+
+/** A setting read by `read`: its refusal names the setting (and the nearest valid value, if any). */
+function checked<T>(name: string, given: unknown, read: () => T, nearestValue?: string): T {
+  try {
+    return read();
+  } catch (err) {
+    if (!(err instanceof IpcamError)) throw err;
+    throw refusedSetting(name, given, err.message, nearestValue);
+  }
+}
+
 /**
  * Finds devices on the LAN (WS-Discovery) on every input and sends the list. One search at a
  * time: an input while one runs is EINPUT. Closing the node ends its search and its socket.
@@ -27,6 +69,9 @@ const IDENTIFY = withDefault(bool(), false);
 export = function register(RED: NodeAPI): void {
   function IpcamDiscoverNode(this: Node<DiscoverCredentials>, def: DiscoverDef): void {
     RED.nodes.createNode(this, def);
+    const settings = searchSettings(def);
+    if (settings instanceof IpcamError) return refuseEveryInput(this, settings);
+    const { durationS, identify, targets } = settings;
     let running: AbortController | undefined;
     let closing = false;
 
@@ -35,10 +80,7 @@ export = function register(RED: NodeAPI): void {
         if (running) return reportFailure(this, msg, new IpcamError('EINPUT', 'A search is already running: send the next input when it has ended'), done);
         const controller = new AbortController();
         try {
-          // The settings are checked on every input: a bad one is EINPUT, nothing is sent.
-          const durationS = DISCOVERY_DURATION.parse(def.duration, 'duration');
-          const identify = IDENTIFY.parse(def.identify, 'identify');
-          const options = { interface: checkInterface(def.interface), targets: parseTargets(def.targets) };
+          const options = { interface: checkInterface(def.interface), targets };
           running = controller;
           this.status(searching(durationS));
           const username = this.credentials?.username ?? '';
@@ -73,7 +115,7 @@ export = function register(RED: NodeAPI): void {
     });
   }
 
-  RED.nodes.registerType('ipcam-discover', IpcamDiscoverNode as (this: never, def: never) => void, {
+  RED.nodes.registerType(spec.type, IpcamDiscoverNode as (this: never, def: never) => void, {
     credentials: { username: { type: 'text' }, password: { type: 'password' } },
   });
 };
