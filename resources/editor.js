@@ -170,6 +170,8 @@
             if (!absent || d.type || d.value === undefined || d.value === null || typeof d.value === "object") { return; }
             var $select = $(prefix + name).filter("select");
             if ($select.length && $select.prop("selectedIndex") < 0) { $select.val(String(d.value)); }
+            // A checkbox shows what the runtime does without the setting: its default.
+            if (typeof d.value === "boolean") { $(prefix + name).filter("input[type=checkbox]").prop("checked", d.value); }
         });
     }
 
@@ -387,7 +389,15 @@
             icon: "font-awesome/fa-car",
             label: function () { return this.name || def.paletteLabel; },
             labelStyle: italicIfNamed
-        }, def), { defaults: defaults });
+        }, def), {
+            defaults: defaults,
+            // A node of an older flow opens each setting it lacks at its default (the dry run of a
+            // plate sync); then the dialog's own preparation, if it has one.
+            oneditprepare: function () {
+                showDefaults(this);
+                if (def.oneditprepare) { def.oneditprepare.call(this); }
+            }
+        });
     }
 
     /**

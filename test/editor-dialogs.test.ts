@@ -50,12 +50,6 @@ const PLACEHOLDERS: Record<string, Array<[string, string]>> = {
 /** The action nodes with an Overrides setting (added after examples had been saved without it). */
 const OVERRIDES_TYPES = ['ipcam-snapshot', 'ipcam-ptz', 'ipcam-relay', 'ipcam-plate-query', 'ipcam-vehicle-config', 'ipcam-edgerecord', 'ipcam-request'];
 
-/**
- * A checkbox a node from an older flow lacks: what the runtime does then, when that is not the
- * default a new node gets. A plate sync without dryRun syncs for real (nodes saved while the
- * default was false hold false); the dialog shows that, unticked, rather than a dry run.
- */
-const ABSENT_CHECKBOXES: Record<string, boolean> = { 'ipcam-plate-sync dryRun': false };
 
 /** A field of the open dialog, as the page reads it. */
 interface DialogField {
@@ -332,7 +326,7 @@ describe('dialogs and examples as a user first meets them (Chromium, 1280x800)',
       // A text field left blank is its default (the runtime reads blank so), which its placeholder names.
       const blankDefault = (f: (typeof fields)[number]): boolean => f.kind === 'text' && f.shown === '' && f.placeholder === String(f.value);
       for (const f of fields) {
-        const wanted = f.kind === 'checkbox' ? (ABSENT_CHECKBOXES[`${type} ${f.name}`] ?? f.value) : String(f.value);
+        const wanted = f.kind === 'checkbox' ? f.value : String(f.value);
         if (f.shown !== wanted && !blankDefault(f)) problems.push(`${type}: ${f.name} (${f.kind}) opens as ${JSON.stringify(f.shown)}, not its default ${JSON.stringify(wanted)} (placeholder ${JSON.stringify(f.placeholder)})`);
       }
       await page.locator(ok).click();
@@ -340,7 +334,7 @@ describe('dialogs and examples as a user first meets them (Chromium, 1280x800)',
       const stored = (await page.evaluate((nodeId) => (globalThis as unknown as { RED: { nodes: { node(id: string): Record<string, unknown> } } }).RED.nodes.node(nodeId), id)) as Record<string, unknown>;
       for (const f of fields) {
         const kept = stored[f.name];
-        const wanted = f.kind === 'checkbox' ? (ABSENT_CHECKBOXES[`${type} ${f.name}`] ?? f.value) : f.value;
+        const wanted = f.value;
         if (String(kept) !== String(wanted) && !(blankDefault(f) && kept === '')) problems.push(`${type}: ${f.name} (${f.kind}) is ${JSON.stringify(kept)} after Done, not its default ${JSON.stringify(wanted)}`);
       }
       if (OVERRIDES_TYPES.includes(type)) {

@@ -582,6 +582,16 @@ describe('plate and vehicle config nodes', function () {
       assertStatus(w, SYNC, 'green', 'dot', 'plan +1 ~1 -1');
     });
 
+    it('a node of an older flow without the Dry run setting plans and changes nothing, as a new node starts', async function () {
+      // The setting absent, as in a flow written before it existed (or by hand).
+      const w = await deploy({ sync: { dryRun: undefined } });
+      seed(['S1', 'S2']);
+      const msg = await w.expectOutput(SYNC, { payload: ['S3'] });
+      assert.deepEqual(msg.payload, { added: ['S3'], modified: [], removed: ['S1', 'S2'], unchanged: [], failed: [], dryRun: true });
+      assert.deepEqual(paths(), ['/GetLicensePlates']);
+      assert.equal(theSim().state.plates.size, 2);
+    });
+
     it('plates the device refused make the status yellow and one warning', async function () {
       const w = await deploy();
       theSim().state.plates.capacity = 1;

@@ -15,7 +15,9 @@ export = function register(RED: NodeAPI): void {
   function IpcamPlateSyncNode(this: Node, def: PlateSyncDef): void {
     RED.nodes.createNode(this, def);
     handleInput(RED, this, spec, def.device, async (msg, client, signal) => {
-      const report = await syncPlates(client, msg.payload, { group: def.group || undefined, dryRun: def.dryRun === true, signal });
+      // A node without the setting (an older or hand-written flow) plans and changes nothing, as
+      // a new node starts: removing plates takes a dry run switched off.
+      const report = await syncPlates(client, msg.payload, { group: def.group || undefined, dryRun: def.dryRun !== false, signal });
       msg.payload = report;
       if (report.failed.length > 0) {
         this.warn(`${report.failed.length} plates could not be synced: ${report.failed.slice(0, 5).map((f) => `${echo(f.plate)} (${f.action}: ${f.error})`).join(', ')}`);
