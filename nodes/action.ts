@@ -10,13 +10,35 @@ import { cleared, deviceState, failed, requesting, type Status } from '../lib/st
 import type { DeviceClient } from '../lib/transport/client';
 import type { DeviceConfigNode } from './device-config';
 import { deviceNamed } from './device-lookup';
-import type { DoneFn, Node, NodeAPI, NodeMessage } from './red';
+import type { DoneFn, Node, NodeAPI, NodeDef, NodeMessage } from './red';
 
 /** The device an input addresses: the node's own (its setting), or one `msg.device` named. */
 export interface DeviceTarget {
   device: DeviceConfigNode;
   /** True when reached through `msg.device` (another device than the setting's). */
   borrowed: boolean;
+}
+
+/** The settings every action node has: its device (blank: each message names one in msg.device). */
+export interface ActionDef extends NodeDef {
+  device?: string;
+}
+
+/** How an action node runs one message: the device's client, the node's abort, the device reached. */
+export type ActionRun = (msg: NodeMessage, client: DeviceClient, signal: AbortSignal, target: DeviceTarget) => Promise<Status>;
+
+/**
+ * Registers the action node of `spec` (nodes/<type>/spec.ts): each deploy creates the node and
+ * makes its run from its settings (`prepare`, given the node for its warnings), and every message
+ * then goes through handleInput (settings checked on deploy, payload keys, device, one run, status
+ * and a Catch-able error). A node's own file holds only what its messages do.
+ */
+export function registerActionNode<D extends ActionDef>(RED: NodeAPI, spec: NodeSpec, prepare: (node: Node, def: D) => ActionRun): void {
+  function ActionNode(this: Node, def: D): void {
+    RED.nodes.createNode(this, def);
+    handleInput(RED, this, spec, def.device, prepare(this, def), def);
+  }
+  RED.nodes.registerType(spec.type, ActionNode as (this: never, def: never) => void);
 }
 
 /**

@@ -1,15 +1,12 @@
-import { echo } from '../../lib/errors/echo';
 import { image as imageStatus } from '../../lib/status/status';
-import { inputError } from '../../lib/errors/errors';
 import { SNAPSHOT_FORMATS, takeSnapshot, type SnapshotSource } from '../../lib/ops/snapshot';
 import type { CgiValue } from '../../lib/cgi/codec';
 import { payloadFields } from '../../lib/input/payload';
-import { handleInput } from '../action';
+import { registerActionNode, type ActionDef } from '../action';
 import { spec } from './spec';
-import type { Node, NodeAPI, NodeDef, NodeMessage } from '../red';
+import type { NodeAPI, NodeMessage } from '../red';
 
-interface SnapshotDef extends NodeDef {
-  device?: string;
+interface SnapshotDef extends ActionDef {
   source?: string;
   channel?: string | number;
   format?: string;
@@ -17,7 +14,6 @@ interface SnapshotDef extends NodeDef {
 }
 
 type OutputFormat = (typeof SNAPSHOT_FORMATS)[number];
-const FORMATS: readonly string[] = SNAPSHOT_FORMATS;
 
 function formatImage(image: Buffer, contentType: string, format: OutputFormat): Buffer | string {
   if (format === 'buffer') return image;
@@ -26,11 +22,10 @@ function formatImage(image: Buffer, contentType: string, format: OutputFormat): 
 }
 
 export = function register(RED: NodeAPI): void {
-  function IpcamSnapshotNode(this: Node, def: SnapshotDef): void {
-    RED.nodes.createNode(this, def);
-    handleInput(RED, this, spec, def.device, async (msg: NodeMessage, client, signal) => {
-      const format = (def.format || 'buffer') as OutputFormat;
-      if (!FORMATS.includes(format)) throw inputError(`Unknown output format ${echo(format)}: use buffer, base64 or dataurl`);
+  registerActionNode<SnapshotDef>(RED, spec, (_node, def) => {
+    // A format out of the spec's rules is refused on deploy: this never runs with one. Blank: a Buffer.
+    const format = (def.format || 'buffer') as OutputFormat;
+    return async (msg: NodeMessage, client, signal) => {
       const override = payloadFields(msg.payload) ?? {};
       const source = (override['source'] ?? (def.source || 'jpg')) as SnapshotSource;
       const params = override['params'] as Record<string, CgiValue> | undefined;
@@ -40,7 +35,6 @@ export = function register(RED: NodeAPI): void {
       msg.payload = formatImage(snapshot.image, snapshot.contentType, format);
       msg['contentType'] = snapshot.contentType;
       return imageStatus(snapshot.image.length);
-    }, def);
-  }
-  RED.nodes.registerType(spec.type, IpcamSnapshotNode as (this: never, def: never) => void);
+    };
+  });
 };
