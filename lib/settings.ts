@@ -79,6 +79,7 @@ export function refusedSetting(name: string, given: unknown, problem: string, ne
 /** The valid value nearest to a refused one: the closest word of a list, the end of a range. */
 function nearestValid(limits: FieldLimits, given: unknown): string | undefined {
   if (limits.type === 'oneOf') return typeof given === 'string' ? nearest(given.trim(), limits.values) : undefined;
+  if (limits.type === 'bool') return typeof given === 'string' ? nearest(given.trim(), ['true', 'false']) : undefined;
   if (limits.type === 'int' || limits.type === 'number') {
     const n = typeof given === 'number' ? given : typeof given === 'string' ? Number(given.trim()) : NaN;
     if (!Number.isFinite(n)) return undefined;

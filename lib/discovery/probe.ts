@@ -14,11 +14,13 @@ import { isIPv4 } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { echo } from '../errors/echo';
 import { IpcamError, inputError } from '../errors/errors';
-import { int, text, withDefault } from '../input/params';
+import { bool, int, text, withDefault } from '../input/params';
 import { buildProbe, httpEndpoint, MAX_ANSWER_BYTES, parseProbeMatches, PROBE_TYPES, WSD_MULTICAST_ADDRESS, WSD_PORT } from './wsd';
 
 /** The search duration setting (seconds). */
 export const DISCOVERY_DURATION = withDefault(int({ min: 1, max: 30 }), 5);
+/** The Identify setting: each device found is asked who it is (model, firmware, MAC). */
+export const DISCOVERY_IDENTIFY = withDefault(bool(), false);
 /** Devices kept from one search. */
 export const MAX_ANSWERS = 256;
 /** Entries one sender address may fill (a recorder, or several simulators on one machine). */

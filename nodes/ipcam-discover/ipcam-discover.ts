@@ -1,9 +1,7 @@
-import { checkInterface, DISCOVERY_DURATION, parseTargets, type DiscoveryTarget } from '../../lib/discovery/probe';
+import { checkInterface, DISCOVERY_DURATION, DISCOVERY_IDENTIFY, parseTargets, type DiscoveryTarget } from '../../lib/discovery/probe';
 import { cleared, found, searching } from '../../lib/status/status';
 import { IpcamError } from '../../lib/errors/errors';
-import { bool, withDefault } from '../../lib/input/params';
 import { refusedSetting, settingsProblem } from '../../lib/settings';
-import { nearest } from '../../lib/input/suggest';
 import { refuseEveryInput, reportFailure } from '../action';
 import { search } from '../discovery-search';
 import type { Node, NodeAPI, NodeDef } from '../red';
@@ -21,8 +19,6 @@ interface DiscoverCredentials {
   password: string;
 }
 
-const IDENTIFY = withDefault(bool(), false);
-
 /** The settings as a search takes them (the Interface is checked against the machine by each search). */
 interface SearchSettings {
   durationS: number;
@@ -31,8 +27,8 @@ interface SearchSettings {
 }
 
 /**
- * The node's settings, checked on deploy (DESIGN): the rules of lib/settings first, then what
- * they cannot tell (Identify, an address of Targets); the first one out of its rules is the
+ * The node's settings, checked on deploy (DESIGN): the rules of its spec first, then what they
+ * cannot tell (an address of Targets); the first one out of its rules is the
  * EINPUT every message gets, naming it. Whether this machine has the Interface's address is not
  * a rule of the setting but the machine's state, which can change after the deploy (a flow
  * started at boot before DHCP gave the address): each search checks it.
@@ -40,26 +36,15 @@ interface SearchSettings {
 function searchSettings(def: DiscoverDef): SearchSettings | IpcamError {
   const refused = settingsProblem(spec, def);
   if (refused) return refused;
+  let targets: DiscoveryTarget[];
   try {
-    return {
-      durationS: DISCOVERY_DURATION.parse(def.duration, 'Duration'),
-      identify: checked('identify', def.identify, () => IDENTIFY.parse(def.identify, 'Identify'), typeof def.identify === 'string' ? nearest(def.identify.trim(), ['true', 'false']) : undefined),
-      targets: checked('targets', def.targets, () => parseTargets(def.targets, 'Targets')),
-    };
-  } catch (err) {
-    if (err instanceof IpcamError) return err;
-    throw err;
-  }
-}
-
-/** A setting read by `read`: its refusal names the setting (and the nearest valid value, if any). */
-function checked<T>(name: string, given: unknown, read: () => T, nearestValue?: string): T {
-  try {
-    return read();
+    targets = parseTargets(def.targets, 'Targets');
   } catch (err) {
     if (!(err instanceof IpcamError)) throw err;
-    throw refusedSetting(name, given, err.message, nearestValue);
+    return refusedSetting('targets', def.targets, err.message, undefined);
   }
+  // Within their rules (checked above): blank takes the default.
+  return { durationS: DISCOVERY_DURATION.parse(def.duration, 'Duration'), identify: DISCOVERY_IDENTIFY.parse(def.identify, 'Identify'), targets };
 }
 
 /**
