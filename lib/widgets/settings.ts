@@ -48,6 +48,9 @@ export const WIDGET_NODE_SETTINGS = {
   'ipcam-ui-plates': UI_PLATES_SETTINGS,
 } as const;
 
+/** The same rows as the node specs both builds give `settingsLimits` (type and settings). */
+export const WIDGET_SETTINGS_SPECS = Object.entries(WIDGET_NODE_SETTINGS).map(([type, settings]) => ({ type, settings }));
+
 export interface CameraSettings {
   source: (typeof SNAPSHOT_SOURCES)[number];
   rate: number;

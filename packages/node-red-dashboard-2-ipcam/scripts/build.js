@@ -36,9 +36,9 @@ console.log(`build (node-red-dashboard-2-ipcam): ${placed.types.length} widget n
 // (this package is built after it). A spec whose settings differ from that row fails the build.
 {
   const { settingsLimits } = require(path.join(repo, 'dist', 'lib', 'settings.js'));
-  const { WIDGET_NODE_SETTINGS } = require(path.join(repo, 'dist', 'lib', 'widgets', 'settings.js'));
+  const { WIDGET_SETTINGS_SPECS } = require(path.join(repo, 'dist', 'lib', 'widgets', 'settings.js'));
   const ours = settingsLimits(placed.specs).nodes;
-  const rules = settingsLimits(Object.entries(WIDGET_NODE_SETTINGS).map(([type, settings]) => ({ type, settings }))).nodes;
+  const rules = settingsLimits(WIDGET_SETTINGS_SPECS).nodes;
   assert.deepStrictEqual(ours, rules, 'the widget specs (nodes/<type>/spec.ts) and lib/widgets/settings.ts WIDGET_NODE_SETTINGS must name the same node types and settings');
 }
 
