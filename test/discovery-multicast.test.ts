@@ -64,6 +64,8 @@ describe('Search network by multicast, default port and interface (IPCAM_TEST_MU
   this.timeout(30_000);
   let sim: Simulator | undefined;
   let lan = '';
+  /** Whether the Node-RED test server was started (the dialog's test): skipped, nothing was. */
+  let serving = false;
 
   before(async function () {
     if (process.env['IPCAM_TEST_MULTICAST'] !== '1') return this.skip();
@@ -78,8 +80,10 @@ describe('Search network by multicast, default port and interface (IPCAM_TEST_MU
 
   after(async function () {
     settingsOf.settings({});
-    await helper.unload();
-    await helper.stopServer();
+    if (serving) {
+      await helper.unload();
+      await helper.stopServer();
+    }
     await sim?.close();
   });
 
@@ -104,6 +108,7 @@ describe('Search network by multicast, default port and interface (IPCAM_TEST_MU
     assert.ok(sim);
     settingsOf.settings({});
     await helper.startServer();
+    serving = true;
     await helper.load([deviceNode], [deviceDef(sim, { host: lan })], { [DEVICE]: { username: 'admin', password: SIM_PASSWORD } });
     sim.resetRequests();
     const res = await helper.request().post('/ipcam-device/discover').set('content-type', 'application/json').send({ id: DEVICE, username: 'admin', password: '__PWRD__' });
