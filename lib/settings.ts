@@ -13,7 +13,7 @@ import { nearest } from './input/suggest';
 import { PTZ_ACTIONS } from './ops/ptz-xml';
 import { XML_PTZ_COMMANDS } from './ops/ptz-mover';
 import { XML_CRUISE_ID, XML_PRESET_ID, XML_PRESET_NAME_MAX } from './ops/ptz-presets';
-import type { NodeSpec } from './node-spec';
+import type { NodeSpec, SettingRules, SettingsOf, StoredSettings } from './node-spec';
 
 /** The preset and tour commands a PTZ node's Action setting can name on the CGI interface (`move` needs msg.payload.move). */
 const CGI_COMMANDS = ['gotoPreset', 'savePreset', 'removePreset', 'removeAllPresets', 'startTour', 'stopTour'] as const;
@@ -89,21 +89,41 @@ function nearestValid(limits: FieldLimits, given: unknown): string | undefined {
   return undefined;
 }
 
+/** The label a setting's problem names it by: its rule's label, else its name capitalised. */
+function settingLabel(name: string, param: Param<unknown>): string {
+  return param.limits.label ?? `${name.charAt(0).toUpperCase()}${name.slice(1)}`;
+}
+
 /**
- * The first setting of a node that its spec's rules refuse, or undefined. A setting absent or
- * blank (a flow saved before the setting existed) is not refused: it takes its default, as the
- * node reads it.
+ * A node's settings parsed by their rules, once, on deploy (DESIGN: settings are checked on
+ * deploy): typed values for every message to use, or the EINPUT naming the first setting out of
+ * its rules and its nearest valid value, which the node answers every message with. A setting
+ * absent or blank (a flow saved before the setting existed) is not refused: it is its rule's
+ * default, or undefined. `ignore` names settings the node's current mode does not use (the
+ * detection stream's Emit in single mode): a stale value there must not stop the node.
  */
-export function settingsProblem(spec: NodeSpec, def: Readonly<Record<string, unknown>>): IpcamError | undefined {
-  for (const [name, param] of Object.entries(spec.settings)) {
-    const value = def[name];
-    if (isBlank(value)) continue;
+export function parseSettings<S extends SettingRules>(
+  rules: S,
+  stored: StoredSettings,
+  ignore: readonly (keyof S & string)[] = [],
+): { settings: SettingsOf<S>; refused?: undefined } | { settings?: undefined; refused: IpcamError } {
+  const settings: Record<string, unknown> = {};
+  for (const [name, param] of Object.entries(rules)) {
+    if (ignore.includes(name)) continue;
+    const value = stored[name];
+    // Only an optional rule has a value for blank (its default); a required one is left unset.
+    if (isBlank(value) && !param.limits.optional) continue;
     try {
-      param.parse(value, param.limits.label ?? `${name.charAt(0).toUpperCase()}${name.slice(1)}`);
+      settings[name] = param.parse(value, settingLabel(name, param));
     } catch (err) {
       if (!(err instanceof IpcamError)) throw err;
-      return refusedSetting(name, value, err.message, nearestValid(param.limits, value));
+      return { refused: refusedSetting(name, value, err.message, nearestValid(param.limits, value)) };
     }
   }
-  return undefined;
+  return { settings: settings as SettingsOf<S> };
+}
+
+/** The first setting of a node that its spec's rules refuse (see parseSettings), or undefined. */
+export function settingsProblem(spec: NodeSpec, stored: StoredSettings): IpcamError | undefined {
+  return parseSettings(spec.settings, stored).refused;
 }

@@ -2,11 +2,11 @@ import { setMaxListeners } from 'node:events';
 import { oneLine } from '../lib/errors/echo';
 import { IpcamError } from '../lib/errors/errors';
 import { withoutSecretParams } from '../lib/ops';
-import { OVERRIDES, checkPayloadKeys } from '../lib/input/payload';
-import { settingsProblem } from '../lib/settings';
-import type { NodeSpec } from '../lib/node-spec';
+import { checkPayloadKeys } from '../lib/input/payload';
+import { parseSettings } from '../lib/settings';
+import type { ActionSpec, NodeSpec, SettingRules, StoredSettings } from '../lib/node-spec';
 import { failureLine, failureMessage, type DeviceLabel } from '../lib/errors/refusal';
-import { cleared, deviceState, failed, requesting, type Status } from '../lib/status/status';
+import { cleared, deviceState, failed, progress, requesting, type Status } from '../lib/status/status';
 import type { DeviceClient } from '../lib/transport/client';
 import type { DeviceConfigNode } from './device-config';
 import { deviceNamed } from './device-lookup';
@@ -19,51 +19,75 @@ export interface DeviceTarget {
   borrowed: boolean;
 }
 
-/** The settings every action node has: its device (blank: each message names one in msg.device). */
-export interface ActionDef extends NodeDef {
-  device?: string;
-}
-
-/** How an action node runs one message: the device's client, the node's abort, the device reached. */
-export type ActionRun = (msg: NodeMessage, client: DeviceClient, signal: AbortSignal, target: DeviceTarget) => Promise<Status>;
+/** How the input handling runs one message: the device's client, the node's abort, the device reached. */
+type MessageRun = (msg: NodeMessage, client: DeviceClient, signal: AbortSignal, target: DeviceTarget) => Promise<Status>;
 
 /**
- * Registers the action node of `spec` (nodes/<type>/spec.ts): each deploy creates the node and
- * makes its run from its settings (`prepare`, given the node for its warnings), and every message
- * then goes through handleInput (settings checked on deploy, payload keys, device, one run, status
- * and a Catch-able error). A node's own file holds only what its messages do.
+ * Registers the action node of `spec` (nodes/<type>/spec.ts): its folder's runtime is this call
+ * alone. Each deploy creates the node and starts it (startAction).
  */
-export function registerActionNode<D extends ActionDef>(RED: NodeAPI, spec: NodeSpec, prepare: (node: Node, def: D) => ActionRun): void {
-  function ActionNode(this: Node, def: D): void {
+export function registerActionNode<S extends SettingRules, P, I, R, K>(RED: NodeAPI, spec: ActionSpec<S, P, I, R, K>): void {
+  function ActionNode(this: Node, def: NodeDef & StoredSettings): void {
     RED.nodes.createNode(this, def);
-    handleInput(RED, this, spec, def.device, prepare(this, def), def);
+    startAction(RED, this, spec, def);
   }
   RED.nodes.registerType(spec.type, ActionNode as (this: never, def: never) => void);
 }
 
 /**
+ * Runs an action node by its spec: the settings are parsed on deploy (one out of its rules, or
+ * refused by the spec's `deploy`, is a red status, and every message gets that EINPUT with nothing
+ * sent), then each message goes through handleInput (payload keys, device) into one mapped run:
+ * input from payload and settings, the operation(s), the result as the message. `parsed` is given
+ * by a node that leaves a setting of another mode out (the detection stream's single mode).
+ */
+export function startAction<S extends SettingRules, P, I, R, K>(
+  RED: NodeAPI,
+  node: Node,
+  spec: ActionSpec<S, P, I, R, K>,
+  stored: NodeDef & StoredSettings,
+  parsed: ReturnType<typeof parseSettings<S>> = parseSettings(spec.settings, stored),
+): void {
+  let plan: P;
+  try {
+    if (parsed.refused) throw parsed.refused;
+    plan = spec.deploy(parsed.settings, stored);
+  } catch (err) {
+    if (err instanceof IpcamError) return refuseEveryInput(node, err);
+    throw err;
+  }
+  const keeper = spec.keep;
+  const kept = keeper?.open(plan, (text) => node.warn(text)) as K;
+  let holds = 0;
+  // `none`: the payload is set aside unread (its value is the parsed Overrides setting).
+  const payloadAside = (parsed.settings as Readonly<Record<string, unknown>>)['overrides'] === 'none';
+  const showProgress = (stage: string, percent: number): void => node.status(progress(stage, percent));
+  // The node's own device is held by the node for its lifetime: nothing to add per message.
+  const ownHold = (): ((settled: Promise<unknown>) => void) => () => undefined;
+  handleInput(RED, node, spec, typeof stored['device'] === 'string' ? stored['device'] : undefined, payloadAside, async (msg, client, signal, target) => {
+    const input = spec.input(msg.payload, plan);
+    const hold = target.borrowed ? () => target.device.registerUser(`${node.id}#hold#${(holds = (holds + 1) % Number.MAX_SAFE_INTEGER)}`) : ownHold;
+    const result = await spec.run(client, input, { signal, borrowed: target.borrowed, hold, progress: showProgress, kept });
+    const out = spec.output(result, input, plan);
+    msg.payload = out.payload;
+    if (out.fields) Object.assign(msg, out.fields);
+    if (out.warning !== undefined) node.warn(out.warning);
+    return out.status;
+  });
+  if (keeper) node.on('close', (_removed: boolean, done: () => void) => void keeper.close(kept).finally(done));
+}
+
+/**
  * The input handling every action node shares: resolve the device (the setting, or the one
  * `msg.device` names), run the operation, map the outcome to msg, status and a Catch-able error.
- * In-flight requests are aborted on close. `spec` (the node folder's spec.ts) gives the rules its
- * settings are checked by at deploy and the keys its payload may hold.
+ * In-flight requests are aborted on close. `spec` (the node folder's spec.ts) gives the keys its
+ * payload may hold; `payloadAside` (Overrides `none`) sets every payload aside unread.
  *
  * Registration (see device-users.ts): the node is a user of its own device for its lifetime; a
  * device reached through `msg.device` has the node as a user for the duration of that request,
  * so a redeploy never closes that client under it.
  */
-export function handleInput(
-  RED: NodeAPI,
-  node: Node,
-  spec: NodeSpec,
-  deviceId: string | undefined,
-  run: (msg: NodeMessage, client: DeviceClient, signal: AbortSignal, target: DeviceTarget) => Promise<Status>,
-  settings: Readonly<Record<string, unknown>> = {},
-  checkSettings: () => IpcamError | undefined = () => undefined,
-): void {
-  // Settings are checked on deploy (DESIGN): one out of its rules is a red status naming it and
-  // the nearest valid value, and every message gets that same EINPUT, with nothing sent.
-  const refused = settingsProblem(spec, settings) ?? checkSettings();
-  if (refused) return refuseEveryInput(node, refused);
+function handleInput(RED: NodeAPI, node: Node, spec: NodeSpec, deviceId: string | undefined, payloadAside: boolean, run: MessageRun): void {
   const inFlight = new Set<Promise<void>>();
   let closing = false;
   let requests = 0;
@@ -87,15 +111,11 @@ export function handleInput(
     const running = (async () => {
       let releaseBorrowed: ((settled: Promise<unknown>) => void) | undefined;
       let device: DeviceConfigNode | undefined;
-      // `none`: the payload is set aside unread, and given back to a failed message.
-      const held = { payload: msg.payload, aside: false };
+      // Set aside: the payload is not read, and is given back to a failed message.
+      const held = msg.payload;
       try {
-        if (OVERRIDES.parse(settings.overrides, 'Overrides') === 'none') {
-          msg.payload = undefined;
-          held.aside = true;
-        } else {
-          checkPayloadKeys(spec, msg.payload);
-        }
+        if (payloadAside) msg.payload = undefined;
+        else checkPayloadKeys(spec, msg.payload);
         const target = targetOf(RED, node, deviceId, msg);
         device = target.device;
         // One registration per request: two requests to one device release separately.
@@ -107,7 +127,7 @@ export function handleInput(
         send(msg);
         done();
       } catch (err) {
-        if (held.aside) msg.payload = held.payload;
+        if (payloadAside) msg.payload = held;
         if (closing) return done();
         reportFailure(node, msg, err, done, device);
       } finally {
@@ -138,7 +158,7 @@ export function handleInput(
 
 /**
  * A node whose settings were refused on deploy (DESIGN: settings are checked on deploy): the red
- * status stays, and each message gets that same EINPUT, with nothing sent. handleInput refuses so
+ * status stays, and each message gets that same EINPUT, with nothing sent. startAction refuses so
  * for the action nodes; the stream nodes and discover, which take their inputs otherwise, too.
  */
 export function refuseEveryInput(node: Node, refused: IpcamError): void {

@@ -4,23 +4,12 @@ import { isBlank, isSecretField } from '../lib/input/params';
 import { refusedSetting } from '../lib/settings';
 import { nearest } from '../lib/input/suggest';
 import { payloadFields } from '../lib/input/payload';
-import { handleInput } from './action';
-import { operationDone, progress, type Status } from '../lib/status/status';
-import type { NodeSpec } from '../lib/node-spec';
-import type { Node, NodeAPI, NodeDef, NodeMessage } from './red';
+import { operationDone } from '../lib/status/status';
+import { defineAction, type ActionSpec, type NodeSpec, type SettingRules } from '../lib/node-spec';
 
-interface OperationDef extends NodeDef {
-  device?: string;
-  /** The operation's name, or `msg` (request only): the message names it. */
-  operation?: string;
-  /** Defaults of the operation's parameters, as the editor stores them. */
-  params?: Record<string, unknown> | string;
-  overrides?: string;
-}
-
-/** What the dialog stored: an object, or its JSON (older or hand-edited flows). */
-function storedParams(value: OperationDef['params']): Record<string, unknown> {
-  if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value;
+/** What the dialog stored of the operation's parameters: an object, or its JSON (older or hand-edited flows). */
+function storedParams(value: unknown): Record<string, unknown> {
+  if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value as Record<string, unknown>;
   if (typeof value !== 'string' || value.trim() === '') return {};
   try {
     const parsed: unknown = JSON.parse(value);
@@ -55,12 +44,14 @@ export function resultStatus(op: Operation, result: OpResult): string {
   return `${op.name} ok`;
 }
 
-function toMessage(msg: NodeMessage, result: OpResult): void {
-  msg.payload = result.payload;
-  if (result.filename !== undefined) msg['filename'] = result.filename;
-  if (result.contentType !== undefined) msg['contentType'] = result.contentType;
-  if (result.total !== undefined) msg['total'] = result.total;
-  if (result.missing !== undefined) msg['missing'] = result.missing;
+/** The properties of msg an operation's result sets beside its payload. */
+function resultFields(result: OpResult): Record<string, unknown> {
+  const fields: Record<string, unknown> = {};
+  if (result.filename !== undefined) fields['filename'] = result.filename;
+  if (result.contentType !== undefined) fields['contentType'] = result.contentType;
+  if (result.total !== undefined) fields['total'] = result.total;
+  if (result.missing !== undefined) fields['missing'] = result.missing;
+  return fields;
 }
 
 /**
@@ -76,26 +67,39 @@ export interface OperationNodeOptions {
   statusText?: (op: Operation, result: OpResult) => string;
 }
 
-export function registerOperationNode(RED: NodeAPI, spec: NodeSpec, table: ReadonlyMap<string, Operation>, options: OperationNodeOptions): void {
-  function OperationNode(this: Node, def: OperationDef): void {
-    RED.nodes.createNode(this, def);
-    const setting = (def.operation ?? '').trim() || options.defaultOperation;
-    const defaults = storedParams(def.params);
-    handleInput(RED, this, spec, def.device, async (msg, client, signal): Promise<Status> => {
-      const { operation: requested, ...given } = payloadFields(msg.payload) ?? {};
+/** What an operation node starts every message from: its Operation setting and the stored parameters. */
+export interface OperationPlan {
+  setting: string;
+  defaults: Record<string, unknown>;
+}
+
+/**
+ * The spec of a node that runs the operations of `table`: `base` declares its type, settings and
+ * status words; the Operation setting is read on deploy against the table (one it lacks is
+ * refused there, with the nearest name).
+ */
+export function operationSpec<S extends SettingRules>(
+  base: NodeSpec<S>,
+  table: ReadonlyMap<string, Operation>,
+  options: OperationNodeOptions,
+): ActionSpec<S, OperationPlan, { op: Operation; input: Record<string, unknown> }, OpResult> {
+  return defineAction({
+    ...base,
+    deploy(_settings, stored): OperationPlan {
+      const setting = (typeof stored['operation'] === 'string' ? stored['operation'] : '').trim() || options.defaultOperation;
+      if (setting !== 'msg' && !table.has(setting)) throw refusedSetting('operation', setting, `Unknown operation ${echo(setting)} in the Operation setting`, nearest(setting, table.keys()));
+      return { setting, defaults: storedParams(stored['params']) };
+    },
+    input(payload, { setting, defaults }) {
+      const { operation: requested, ...given } = payloadFields(payload) ?? {};
       // ipcam-edgerecord: any message may choose (its operations only read); ipcam-request: only
       // a node set to `msg`, and only a `read` operation (chooseOperation guards both).
       const chosen = options.msgChooses === 'always' && requested !== undefined && requested !== '' ? 'msg' : setting;
       const op = chooseOperation(table, chosen, requested);
       // Settings are defaults of the operation they were made for, not of one a message chose.
-      const input = { ...(op.name === setting ? defaultsFor(op, defaults) : {}), ...given };
-      const result = await runOperation(client, op, input, {
-        signal,
-        onProgress: (percent, stage) => this.status(progress(stage, percent)),
-      });
-      toMessage(msg, result);
-      return operationDone((options.statusText ?? resultStatus)(op, result));
-    }, def, () => (setting === 'msg' || table.has(setting) ? undefined : refusedSetting('operation', setting, `Unknown operation ${echo(setting)} in the Operation setting`, nearest(setting, table.keys()))));
-  }
-  RED.nodes.registerType(spec.type, OperationNode as (this: never, def: never) => void);
+      return { op, input: { ...(op.name === setting ? defaultsFor(op, defaults) : {}), ...given } };
+    },
+    run: (client, { op, input }, { signal, progress }) => runOperation(client, op, input, { signal, onProgress: (percent, stage) => progress(stage, percent) }),
+    output: (result, { op }) => ({ payload: result.payload, fields: resultFields(result), status: operationDone((options.statusText ?? resultStatus)(op, result)) }),
+  });
 }

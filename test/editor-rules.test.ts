@@ -82,7 +82,7 @@ describe('editor rules generated from lib/ops', function () {
 
   it('the runtime checks a setting with the same parsers the rules are made of', function () {
     assert.equal(eventServerSpec.settings, EVENT_SERVER_SETTINGS);
-    for (const [name, param] of Object.entries(RELAY_SETTINGS)) assert.equal(relaySpec.settings[name], param, name);
+    for (const [name, param] of Object.entries(RELAY_SETTINGS)) assert.equal(relaySpec.settings[name as keyof typeof RELAY_SETTINGS], param, name);
     const pulse = RELAY_SETTINGS.pulse.limits;
     assert.equal(pulse.type, 'int');
     if (pulse.type === 'int') assert.throws(() => RELAY_SETTINGS.pulse.parse(String(pulse.max + 1), 'Pulse'), { code: 'EINPUT' });

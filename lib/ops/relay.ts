@@ -62,10 +62,13 @@ export interface RelaySettings {
   sequence?: unknown;
 }
 
+/**
+ * What a relay message asks: its mode, and the relay, pulse and sequence as given, each checked
+ * once, by the operation that sends it (runRelay), before anything is sent.
+ */
 export interface RelayCommand {
   mode: RelayMode;
-  output: number;
-  /** Unchecked: the pulse and sequence are checked by the operation that uses them. */
+  output: unknown;
   pulse: unknown;
   sequence: unknown;
 }
@@ -98,7 +101,7 @@ export function relayCommand(payload: unknown, settings: RelaySettings = {}): Re
   const setting = typeof settings.output === 'string' && settings.output.trim() === '' ? undefined : settings.output;
   return {
     mode: mode as RelayMode,
-    output: checkOutput(fields?.['output'] ?? setting ?? 1),
+    output: fields?.['output'] ?? setting ?? 1,
     pulse: fields?.['pulse'] ?? settings.pulse,
     sequence: fields?.['sequence'] ?? settings.sequence,
   };
@@ -218,6 +221,20 @@ export const relaySequence = defineOp({
 /** The relay calls of ipcam-relay, run by the one runner; not offered by ipcam-request. The check is `ioCheck` (lib/ops/io). */
 export const RELAY_OPERATIONS: readonly Operation[] = [relaySwitch, relayPulse, relaySequence];
 
+/** A relay command run: its relay, pulse or sequence checked by the one operation that sends it. */
+export function runRelay(client: DeviceClient, command: RelayCommand, signal?: AbortSignal): Promise<RelayState> {
+  switch (command.mode) {
+    case 'check':
+      return readRelay(client, command.output, signal);
+    case 'pulse':
+      return runOp(client, relayPulse, { output: command.output, pulse: command.pulse }, { signal });
+    case 'sequence':
+      return runOp(client, relaySequence, { output: command.output, sequence: command.sequence }, { signal });
+    default:
+      return runOp(client, relaySwitch, { output: command.output, active: command.mode === 'on' }, { signal });
+  }
+}
+
 export function setRelay(client: DeviceClient, output: number, active: boolean, signal?: AbortSignal): Promise<RelayState> {
   return runOp(client, relaySwitch, { output, active }, { signal });
 }
@@ -231,8 +248,9 @@ export function runRelaySequence(client: DeviceClient, output: number, sequence:
   return runOp(client, relaySequence, { output, sequence }, { signal });
 }
 
-export async function readRelay(client: DeviceClient, output: number, signal?: AbortSignal): Promise<RelayState> {
-  const states = await checkIo(client, 'output', [checkOutput(output)], signal);
+export async function readRelay(client: DeviceClient, relay: unknown, signal?: AbortSignal): Promise<RelayState> {
+  const output = checkOutput(relay);
+  const states = await checkIo(client, 'output', [output], signal);
   const state = states.find((s) => s.port === output) ?? (states.length === 1 ? states[0] : undefined);
   if (!state) throw new IpcamError('EPARSE', `The output check did not mention output ${output}`);
   return { output, active: state.active };

@@ -34,8 +34,8 @@ export type VehicleConfigChange = Partial<Omit<VehicleConfig, 'options' | 'dedup
 };
 
 interface CallOptions {
-  /** Channel id, 1 to `MAX_CHANNEL` (default: none in the path, which the device takes as 1). */
-  channel?: number;
+  /** Channel id, 1 to `MAX_CHANNEL`, checked by the operation's entry (default: none in the path, which the device takes as 1). */
+  channel?: unknown;
   signal?: AbortSignal;
 }
 

@@ -1,22 +1,26 @@
-import { IoEdgeTracker, checkIo, ioMonitorPath, parseIdList, parseIoLines, type IoKind, type IoReport } from '../../lib/ops/io';
+import { IoEdgeTracker, checkIo, ioMonitorPath, parseIoLines, type IoReport } from '../../lib/ops/io';
+import type { StoredSettings } from '../../lib/node-spec';
+import { parseSettings } from '../../lib/settings';
+import { spec } from './spec';
 import { IpcamError } from '../../lib/errors/errors';
 import { FailureThrottle } from '../../lib/stream/supervisor';
 import type { DeviceConfigNode } from '../device-config';
 import type { Node, NodeAPI, NodeDef } from '../red';
 import { ioEvent } from '../../lib/status/status';
-import { handleCommands, reportStreamFailure, superviseStream } from '../stream-node';
+import { handleCommands, refuseStream, reportStreamFailure, superviseStream } from '../stream-node';
 
 interface InputMonitorDef extends NodeDef {
   device?: string;
-  kind?: string;
-  ports?: string;
 }
 
 export = function register(RED: NodeAPI): void {
-  function IpcamInputMonitorNode(this: Node, def: InputMonitorDef): void {
+  function IpcamInputMonitorNode(this: Node, def: InputMonitorDef & StoredSettings): void {
     RED.nodes.createNode(this, def);
-    const kind = (def.kind || 'input') as IoKind;
-    let ports: number[] = [];
+    // Parsed once, on deploy (DESIGN): a bad Kind or Ports is a red status, every message its EINPUT.
+    const parsed = parseSettings(spec.settings, def);
+    if (parsed.refused) return refuseStream(this, parsed.refused);
+    const kind = parsed.settings.kind ?? 'input';
+    const ports = parsed.settings.ports ?? [];
     const tracker = new IoEdgeTracker();
     const readFailures = new FailureThrottle();
     let reading: AbortController | undefined;
@@ -56,10 +60,7 @@ export = function register(RED: NodeAPI): void {
       RED,
       this,
       def.device,
-      () => {
-        ports = parseIdList(def.ports, 'Ports');
-        return ioMonitorPath(kind, ports);
-      },
+      () => ioMonitorPath(kind, ports),
       (part) => emit(tracker.fromStream(parseIoLines(part.body.toString('latin1')))),
       {
         onState: (state) => {
@@ -83,5 +84,5 @@ export = function register(RED: NodeAPI): void {
       },
     });
   }
-  RED.nodes.registerType('ipcam-input-monitor', IpcamInputMonitorNode as (this: never, def: never) => void);
+  RED.nodes.registerType(spec.type, IpcamInputMonitorNode as (this: never, def: never) => void);
 };
