@@ -411,18 +411,20 @@
 
     /**
      * The definition the Dashboard 2 widgets (ipcam-ui-camera, ipcam-ui-plates) share: a place in
-     * a dashboard group with a size and a label shown above it (`label` its default), one input
-     * and one output. `def` gives the widget's palette words, its settings (`defaults`, after the
-     * layout ones) and its own `oneditprepare`, which runs after the size picker is set up.
+     * a dashboard group with a size and a label shown above it (their defaults, the runtime's too,
+     * from the rules), one input and one output. `def` gives the widget's palette words, its
+     * settings (`defaults`, after the layout ones) and its own `oneditprepare`, which runs after
+     * the size picker is set up.
      */
-    function widgetNode(label, def) {
+    function widgetNode(type, def) {
+        var layout = (window.IPCAM_RULES && window.IPCAM_RULES.widgets && window.IPCAM_RULES.widgets[type]) || {};
         var defaults = extend({
             name: { value: "" },
             group: { type: "ui-group", required: true, label: "Group" },
             order: { value: 0 },
-            width: { value: 6, validate: groupWidthValid },
-            height: { value: 5 },
-            label: { value: label }
+            width: { value: layout.width, validate: groupWidthValid },
+            height: { value: layout.height },
+            label: { value: layout.label }
         }, def.defaults);
         return extend(extend({
             category: "dashboard 2",

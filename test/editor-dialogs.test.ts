@@ -17,7 +17,7 @@ import { launchBrowser, needBrowser } from './browser';
 import { HEARTBEAT_DEFAULT_S } from '../lib/health/heartbeat-setting';
 import { DEFAULT_TIMEOUT } from '../lib/transport/options';
 import { FRAME_RATE } from '../lib/widgets/frame-ticker';
-import { UI_PLATES_SETTINGS } from '../lib/widgets/settings';
+import { UI_PLATES_SETTINGS, WIDGET_LAYOUT } from '../lib/widgets/settings';
 
 export const ARTIFACTS = join(PROJECT_ROOT, 'test-artifacts', 'dialogs');
 
@@ -341,6 +341,14 @@ describe('dialogs and examples as a user first meets them (Chromium, 1280x800)',
         const kept = stored[f.name];
         const wanted = f.value;
         if (String(kept) !== String(wanted) && !(blankDefault(f) && kept === '')) problems.push(`${type}: ${f.name} (${f.kind}) is ${JSON.stringify(kept)} after Done, not its default ${JSON.stringify(wanted)}`);
+      }
+      if (type in WIDGET_LAYOUT) {
+        // The size and label the dialog opens such a widget with are those its runtime lays it out by.
+        const layout = await page.evaluate((t) => {
+          const d = (globalThis as unknown as { RED: { nodes: { getType(t: string): { defaults: Record<string, { value?: unknown }> } } } }).RED.nodes.getType(t).defaults;
+          return { width: d['width']?.value, height: d['height']?.value, label: d['label']?.value };
+        }, type);
+        assert.deepEqual(layout, WIDGET_LAYOUT[type as keyof typeof WIDGET_LAYOUT], `${type}: the dialog's size and label defaults`);
       }
       if (OVERRIDES_TYPES.includes(type)) {
         const overrides = fields.find((f) => f.name === 'overrides');
