@@ -157,7 +157,7 @@
     }
 
     /**
-     * The selects of the settings that a node from an older flow or an example lacks show each
+     * The fields of the settings that a node from an older flow or an example lacks show each
      * setting's default (the `value` of its `defaults`, what the runtime takes when it is absent),
      * never a blank choice, and Done saves it. First in `oneditprepare`: what follows reads them.
      */
@@ -166,12 +166,21 @@
         var prefix = node._def && node._def.category === "config" ? "#node-config-input-" : "#node-input-";
         Object.keys(defaults).forEach(function (name) {
             var d = defaults[name];
-            var absent = node[name] === undefined || node[name] === null;
-            if (!absent || d.type || d.value === undefined || d.value === null || typeof d.value === "object") { return; }
+            if (d.type || d.value === undefined || d.value === null || typeof d.value === "object") { return; }
+            // A text field the runtime reads blank as a default (its rules give one) names that
+            // default, whether the setting is absent or was emptied.
+            var limits = setting(node.type, name);
+            var $text = $(prefix + name).filter("input[type=text]");
+            if ($text.length && !$text.attr("placeholder") && limits && limits.default !== undefined) { $text.attr("placeholder", String(limits.default)); }
+            if (node[name] !== undefined && node[name] !== null) { return; }
             var $select = $(prefix + name).filter("select");
             if ($select.length && $select.prop("selectedIndex") < 0) { $select.val(String(d.value)); }
             // A checkbox shows what the runtime does without the setting: its default.
             if (typeof d.value === "boolean") { $(prefix + name).filter("input[type=checkbox]").prop("checked", d.value); }
+            // Any other field (a label, the size a hidden field keeps) shows the default itself,
+            // unless its placeholder says blank is that default.
+            var $input = $(prefix + name).filter("input[type=text], input[type=hidden]");
+            if ($input.length && d.value !== "" && $input.val() === "" && !$input.attr("placeholder")) { $input.val(String(d.value)); }
         });
     }
 
@@ -402,18 +411,20 @@
 
     /**
      * The definition the Dashboard 2 widgets (ipcam-ui-camera, ipcam-ui-plates) share: a place in
-     * a dashboard group with a size and a label shown above it (`label` its default), one input
-     * and one output. `def` gives the widget's palette words, its settings (`defaults`, after the
-     * layout ones) and its own `oneditprepare`, which runs after the size picker is set up.
+     * a dashboard group with a size and a label shown above it (their defaults, the runtime's too,
+     * from the rules), one input and one output. `def` gives the widget's palette words, its
+     * settings (`defaults`, after the layout ones) and its own `oneditprepare`, which runs after
+     * the size picker is set up.
      */
-    function widgetNode(label, def) {
+    function widgetNode(type, def) {
+        var layout = (window.IPCAM_RULES && window.IPCAM_RULES.widgets && window.IPCAM_RULES.widgets[type]) || {};
         var defaults = extend({
             name: { value: "" },
             group: { type: "ui-group", required: true, label: "Group" },
             order: { value: 0 },
-            width: { value: 6, validate: groupWidthValid },
-            height: { value: 5 },
-            label: { value: label }
+            width: { value: layout.width, validate: groupWidthValid },
+            height: { value: layout.height },
+            label: { value: layout.label }
         }, def.defaults);
         return extend(extend({
             category: "dashboard 2",
@@ -424,7 +435,10 @@
             label: function () { return this.name || this.label || def.paletteLabel; }
         }, def), {
             defaults: defaults,
+            // A widget of an older or hand-written flow opens each setting it lacks at its default
+            // (the size first: the size picker reads it).
             oneditprepare: function () {
+                showDefaults(this);
                 widgetSizer();
                 if (def.oneditprepare) { def.oneditprepare.call(this); }
             }

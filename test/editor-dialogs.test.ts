@@ -16,6 +16,8 @@ import { NODE_PACKAGES, PROJECT_ROOT, declaredNodeTypes } from './helpers';
 import { launchBrowser, needBrowser } from './browser';
 import { HEARTBEAT_DEFAULT_S } from '../lib/health/heartbeat-setting';
 import { DEFAULT_TIMEOUT } from '../lib/transport/options';
+import { FRAME_RATE } from '../lib/widgets/frame-ticker';
+import { UI_PLATES_SETTINGS, WIDGET_LAYOUT } from '../lib/widgets/settings';
 
 export const ARTIFACTS = join(PROJECT_ROOT, 'test-artifacts', 'dialogs');
 
@@ -45,6 +47,8 @@ const PLACEHOLDERS: Record<string, Array<[string, string]>> = {
     ['#node-config-input-heartbeat', String(HEARTBEAT_DEFAULT_S)],
     ['#node-config-input-timeout', String(DEFAULT_TIMEOUT)],
   ],
+  'ipcam-ui-camera': [['#node-input-rate', String(FRAME_RATE.default)]],
+  'ipcam-ui-plates': [['#node-input-count', String(UI_PLATES_SETTINGS.count.limits.default)]],
 };
 
 /** The action nodes with an Overrides setting (added after examples had been saved without it). */
@@ -280,8 +284,9 @@ describe('dialogs and examples as a user first meets them (Chromium, 1280x800)',
 
   it('a node from an older flow (no settings saved) opens with each setting\'s default and keeps it after Done: Overrides is msg.payload', async function () {
     const problems: string[] = [];
-    // The nodes of this package (the Dashboard 2 widgets' dialogs are their package's own).
-    for (const type of declaredNodeTypes(PROJECT_ROOT)) {
+    // The nodes of both packages: the Dashboard 2 widgets (their dialogs load this package's
+    // editor code) are in the editor of the demo, with Dashboard 2 itself.
+    for (const type of nodeTypes()) {
       const id = `older-${type}`;
       const config = await page.evaluate(
         ([t, nodeId]) => {
@@ -336,6 +341,14 @@ describe('dialogs and examples as a user first meets them (Chromium, 1280x800)',
         const kept = stored[f.name];
         const wanted = f.value;
         if (String(kept) !== String(wanted) && !(blankDefault(f) && kept === '')) problems.push(`${type}: ${f.name} (${f.kind}) is ${JSON.stringify(kept)} after Done, not its default ${JSON.stringify(wanted)}`);
+      }
+      if (type in WIDGET_LAYOUT) {
+        // The size and label the dialog opens such a widget with are those its runtime lays it out by.
+        const layout = await page.evaluate((t) => {
+          const d = (globalThis as unknown as { RED: { nodes: { getType(t: string): { defaults: Record<string, { value?: unknown }> } } } }).RED.nodes.getType(t).defaults;
+          return { width: d['width']?.value, height: d['height']?.value, label: d['label']?.value };
+        }, type);
+        assert.deepEqual(layout, WIDGET_LAYOUT[type as keyof typeof WIDGET_LAYOUT], `${type}: the dialog's size and label defaults`);
       }
       if (OVERRIDES_TYPES.includes(type)) {
         const overrides = fields.find((f) => f.name === 'overrides');

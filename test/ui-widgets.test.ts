@@ -48,6 +48,8 @@ function flows(simPort: number, eventPort: number, actionsFile: string, devicesF
     { id: 'w0all', type: 'ipcam-ui-plates', z: 'w0tab', group: 'w0group2', order: 1, width: '4', height: '4', label: 'All posts', count: '3', server: 'w0srv', wires: [['w0file']] },
     { id: 'w0mine', type: 'ipcam-ui-plates', z: 'w0tab', group: 'w0group2', order: 2, width: '4', height: '4', label: 'Gate cam only', count: '3', server: 'w0srv', device: 'w0dev', wires: [[]] },
     { id: 'w0theirs', type: 'ipcam-ui-plates', z: 'w0tab', group: 'w0group2', order: 3, width: '4', height: '4', label: 'Other cam only', count: '3', server: 'w0srv', device: 'w0other', wires: [[]] },
+    // A widget of a flow written by hand: no label, size or Rows.
+    { id: 'w0bare', type: 'ipcam-ui-plates', z: 'w0tab', group: 'w0group2', order: 4, wires: [[]] },
     { id: 'w0pe', type: 'ipcam-plate-event', z: 'w0tab', server: 'w0srv', images: 'base64', dedup: '0', wires: [['w0cam', 'w0plates'], []] },
     // What each camera action names as its device, beside the action it came with.
     { id: 'w0dfn', type: 'function', z: 'w0tab', func: 'return { payload: { device: msg.device, action: Object.keys(msg.payload) } };', outputs: 1, wires: [['w0dfile']] },
@@ -335,6 +337,18 @@ describe('Dashboard 2 widgets: ipcam-ui-camera and ipcam-ui-plates (Chromium)', 
     await widget('All posts').locator('.ipcam-ui-plates-row', { hasText: 'ROW5' }).waitFor({ state: 'visible', timeout: WAIT });
     assert.deepEqual(await widget('All posts').locator('.ipcam-ui-plates-plate').allTextContents(), ['ROW5', 'ROW4', 'ROW3']);
     assert.equal(await widget('Other cam only').locator('.ipcam-ui-plates-row').count(), 0);
+    await page.close();
+  });
+
+  it('a widget whose flow lacks its label and size shows their defaults, as its dialog opens it: Last plates, 6 x 5', async function () {
+    const page = await open('/plates');
+    const bare = page.locator('#nrdb-ui-widget-w0bare');
+    await bare.locator('.ipcam-ui-plates-label').waitFor({ state: 'visible', timeout: WAIT });
+    assert.equal(await bare.locator('.ipcam-ui-plates-label').textContent(), 'Last plates');
+    // Dashboard lays a widget out by the size it was given (its component's wrapper style).
+    const style = (await bare.getAttribute('style')) ?? '';
+    assert.match(style, /grid-row-end: span 5;/, style);
+    assert.match(style, /grid-column-end: span min\(6, var\(--layout-columns\)\)/, style);
     await page.close();
   });
 

@@ -15,6 +15,16 @@ export const WIDGET_PRESET_MAX = 32;
 /** Most rows the plates widget keeps and shows. */
 export const WIDGET_ROWS_MAX = 200;
 
+/**
+ * A widget's size in its dashboard group and the label above it when its flow names none (a
+ * hand-written or generated flow): a new widget's, which the dialog takes from the editor's
+ * rules, and what the runtime gives Dashboard 2, which would lay such a widget out at 3 x 1.
+ */
+export const WIDGET_LAYOUT = {
+  'ipcam-ui-camera': { width: 6, height: 5, label: '' },
+  'ipcam-ui-plates': { width: 6, height: 5, label: 'Last plates' },
+} as const;
+
 /** A PTZ pad on the XML or the CGI interface, or none. */
 export const WIDGET_PTZ = ['none', 'xml', 'cgi'] as const;
 

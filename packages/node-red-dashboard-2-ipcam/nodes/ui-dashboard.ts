@@ -23,6 +23,7 @@
  */
 import { RefusalLog } from 'node-red-contrib-ipcam/dist/lib/widgets/client-refusals';
 import { noDashboard } from 'node-red-contrib-ipcam/dist/lib/status/status';
+import { WIDGET_LAYOUT } from 'node-red-contrib-ipcam/dist/lib/widgets/settings';
 import type { Node, NodeAPI, NodeDef, NodeMessage, SendFn } from 'node-red-contrib-ipcam/dist/nodes/red';
 
 /** Where the server answers one widget: `msg-input:<widget id>`, Dashboard's documented event. */
@@ -180,6 +181,17 @@ export class Clients {
 }
 
 /**
+ * The settings Dashboard 2 lays the widget out by and hands its component: a size or label its
+ * flow lacks (one written by hand or by a tool) is the widget's default, what its dialog opens
+ * such a node with. Dashboard alone would lay it out 3 x 1, with no label.
+ */
+function withLayoutDefaults<D extends NodeDef>(def: D): D {
+  const layout = (WIDGET_LAYOUT as Partial<Record<string, { width: number; height: number; label: string }>>)[def.type];
+  if (!layout) return def;
+  return { ...def, width: def['width'] ?? layout.width, height: def['height'] ?? layout.height, label: def['label'] ?? layout.label };
+}
+
+/**
  * Registers the widget with its Dashboard 2 group. Without Dashboard 2 (no group node of that
  * kind) the node says so in its status and takes no part: the rest of the flows run as before.
  * Returns false then. `_component` is unused: Dashboard 2 takes the component's name from this
@@ -266,7 +278,7 @@ export function registerWidget(RED: NodeAPI, node: Node, def: NodeDef & { group?
   widgets.set(node.id, route);
   // Dashboard 2 finds the widget's bundle itself: this package is named node-red-dashboard-2-*
   // and declares its widgets in package.json ("node-red-dashboard-2").
-  group.register(node, def, events);
+  group.register(node, withLayoutDefaults(def), events);
   node.on('close', (_removed, done) => {
     closed = true;
     if (widgets.get(node.id) === route) widgets.delete(node.id);
