@@ -47,11 +47,11 @@ const WARMUP_SECONDS = 3;
 const PLATE_DIGITS = 9;
 const PROFILE_DIR = process.env['IPCAM_BENCH_EVENTS_PROFILE'];
 const CLOCK_CHECKS = 20;
-/** Goal of issue 21: receiver CPU per event over the parsing floor's. */
-const GOAL_LIKE_FOR_LIKE = 1.3;
+/** Receiver CPU per event over the parsing floor's: a guard, not a goal to chase (the decision on issue 21), judged by the median of the repetitions. */
+const GUARD_LIKE_FOR_LIKE = 1.5;
 
 function verdict(ratios: number[]): string {
-  return Math.max(...ratios) <= GOAL_LIKE_FOR_LIKE ? 'met' : ratios.some((r) => r <= GOAL_LIKE_FOR_LIKE) ? 'met in some runs' : 'MISSED';
+  return median(ratios) <= GUARD_LIKE_FOR_LIKE ? 'held' : 'OVER';
 }
 
 function positiveEnv(name: string, fallback: number): number {
@@ -524,7 +524,7 @@ function report(
   console.table(cases.flatMap(([name, ours, floor, parse]) => rows(name, ours, floor, parse)));
 
   console.log(
-    `\nHeadline: receiver CPU per event, ours over each floor (per repetition: the runs next to each other); goal <= ${GOAL_LIKE_FOR_LIKE} over the parsing floor ` +
+    `\nHeadline: receiver CPU per event, ours over each floor (per repetition: the runs next to each other); guard <= ${GUARD_LIKE_FOR_LIKE} (median) over the parsing floor ` +
       `(plain fast-xml-parser, plate, list and time picked: the work ours cannot skip); the bare floor (no parse) is shown for scale`,
   );
   console.table(
@@ -534,7 +534,7 @@ function report(
         ours.map((o, i) => o.cpuPerEvent / (parse[i] as RunFigures).cpuPerEvent),
         2,
       ),
-      goal: verdict(ours.map((o, i) => o.cpuPerEvent / (parse[i] as RunFigures).cpuPerEvent)),
+      guard: verdict(ours.map((o, i) => o.cpuPerEvent / (parse[i] as RunFigures).cpuPerEvent)),
       'ours / bare floor CPU per event': spread(
         ours.map((o, i) => o.cpuPerEvent / (floor[i] as RunFigures).cpuPerEvent),
         2,

@@ -30,7 +30,7 @@ import { buildPlateEvent, eventContentType, type EventListType } from '../lib/si
 import type { RecordedRequest } from '../lib/simulator/state';
 import { ChildRuntime, freePort, type FlowNode } from '../test/runtime-child';
 import type { LoadReply, LoadRequest, RunSpec } from './event-protocol';
-import { Child, cpuUs, forkBench, percentiles, spread, waitForPort, type Percentiles } from './events';
+import { Child, cpuUs, forkBench, median, percentiles, spread, waitForPort, type Percentiles } from './events';
 import type { GateFloorReply } from './gate-floor';
 import { PASSWORD, USER } from './measure';
 
@@ -53,7 +53,8 @@ const RELAY_PATH = '/cgi-bin/admin/output';
 const CONNECTIONS = 2;
 const PLATE_DIGITS = 9;
 const GOAL_P99 = 1.2;
-const GOAL_CPU = 1.3;
+/** The CPU ratio to the bare floor is a guard, not a goal to chase (the decision on issue 21): at most 1.5, judged by the median of the repetitions. */
+const GUARD_CPU = 1.5;
 
 function positiveEnv(name: string, fallback: number): number {
   const value = Number(process.env[name] ?? fallback);
@@ -283,7 +284,7 @@ export async function plateToGate(): Promise<void> {
         })),
       ),
     );
-    console.log(`Ratios, ours / floor per repetition (the runs next to each other); goals: p99 <= ${GOAL_P99}, CPU per gate <= ${GOAL_CPU}`);
+    console.log(`Ratios, ours / floor per repetition (the runs next to each other); goal: p99 <= ${GOAL_P99}; guard: CPU per gate <= ${GUARD_CPU} (median)`);
     console.table(
       [...byRate].map(([rate, f]) => {
         const p99 = f.ours.map((o, i) => o.latency.p99 / (f.floor[i] as GateFigures).latency.p99);
@@ -294,7 +295,7 @@ export async function plateToGate(): Promise<void> {
           'p99 ours/floor': spread(p99, 2),
           'p99 goal': verdict(p99, GOAL_P99),
           'CPU/gate ours/floor': spread(cpu, 2),
-          'CPU goal': verdict(cpu, GOAL_CPU),
+          'CPU guard': median(cpu) <= GUARD_CPU ? 'held' : 'OVER',
         };
       }),
     );
