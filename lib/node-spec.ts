@@ -1,4 +1,4 @@
-import type { Param } from './input/params';
+import type { DefaultedParam, Param } from './input/params';
 import type { PayloadSpec } from './input/payload';
 import type { Status, StatusWordName } from './status/status';
 import type { DeviceClient } from './transport/client';
@@ -8,9 +8,10 @@ export type SettingRules = Readonly<Record<string, Param<unknown>>>;
 
 /**
  * The settings of a node as its messages use them, parsed once on deploy by their rules: a
- * setting left blank (or absent from an older flow) is its rule's default, or undefined.
+ * setting left blank (or absent from an older flow) is its rule's default (withDefault), or
+ * undefined.
  */
-export type SettingsOf<S extends SettingRules> = { readonly [K in keyof S]: (S[K] extends Param<infer T> ? T : never) | undefined };
+export type SettingsOf<S extends SettingRules> = { readonly [K in keyof S]: S[K] extends DefaultedParam<infer T> ? T : (S[K] extends Param<infer T> ? T : never) | undefined };
 
 /** A node's settings as the flow file stores them: what its dialog saved, or an older flow's. */
 export type StoredSettings = Readonly<Record<string, unknown>>;

@@ -106,7 +106,7 @@ export function parseSettings<S extends SettingRules>(
   rules: S,
   stored: StoredSettings,
   ignore: readonly (keyof S & string)[] = [],
-): { settings: SettingsOf<S>; refused?: undefined } | { settings?: undefined; refused: IpcamError } {
+): { settings: SettingsOf<S>; refused?: undefined } | { settings?: undefined; refused: IpcamError; setting: keyof S & string } {
   const settings: Record<string, unknown> = {};
   for (const [name, param] of Object.entries(rules)) {
     if (ignore.includes(name)) continue;
@@ -117,7 +117,7 @@ export function parseSettings<S extends SettingRules>(
       settings[name] = param.parse(value, settingLabel(name, param));
     } catch (err) {
       if (!(err instanceof IpcamError)) throw err;
-      return { refused: refusedSetting(name, value, err.message, nearestValid(param.limits, value)) };
+      return { refused: refusedSetting(name, value, err.message, nearestValid(param.limits, value)), setting: name };
     }
   }
   return { settings: settings as SettingsOf<S> };

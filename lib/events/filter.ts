@@ -1,6 +1,8 @@
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
-import { optional, text } from '../input/params';
+import { oneOf, optional, text, type Param } from '../input/params';
+import { inputError } from '../errors/errors';
+import { echo } from '../errors/echo';
 import { PLATE_RULES } from '../ops/plate-input';
 import { LIST_TYPES, type EventDevice, type ListType } from './parse';
 
@@ -42,7 +44,7 @@ export function listFilter(value: unknown): Set<ListType> | undefined {
     .filter((v) => v !== '');
   if (entries.length === 0) return undefined;
   const unknown = entries.find((v) => !(LIST_TYPES as readonly string[]).includes(v));
-  if (unknown) throw new Error(`Unknown list type "${unknown}": use ${LIST_TYPES.join(', ')}`);
+  if (unknown) throw inputError(`Unknown list type ${echo(unknown)}: use ${LIST_TYPES.join(', ')}`);
   return new Set(entries as ListType[]);
 }
 
@@ -113,3 +115,12 @@ export function canonicalAddress(address: string): string {
   }
   return canonical;
 }
+
+/**
+ * The Lists setting of a plate-event node as the filter it is read into, on deploy: list types,
+ * each one of LIST_TYPES (the dialog checks each entry by these limits); none, every list.
+ */
+export const LIST_FILTER: Param<Set<ListType> | undefined> = { limits: oneOf(LIST_TYPES).limits, parse: (value) => listFilter(value) };
+
+/** The Groups setting of a plate-event node as the filter it is read into, on deploy (GROUPS_SETTING's rule). */
+export const GROUP_FILTER: Param<Set<string> | undefined> = { limits: GROUPS_SETTING.limits, parse: (value) => groupFilter(value) };

@@ -371,9 +371,14 @@ export function optional<T>(param: Param<T>): Param<T | undefined> {
   return { limits: { ...param.limits, optional: true }, parse: (value, field) => (isBlank(value) ? undefined : param.parse(value, field)) };
 }
 
+/** A parameter that always has a value: blank is its default. */
+export interface DefaultedParam<T> extends Param<T> {
+  readonly defaulted: true;
+}
+
 /** May be left out (blank): the value is then `fallback`. */
-export function withDefault<T extends string | number | boolean>(param: Param<T>, fallback: T): Param<T> {
-  return { limits: { ...param.limits, optional: true, default: fallback }, parse: (value, field) => (isBlank(value) ? fallback : param.parse(value, field)) };
+export function withDefault<T extends string | number | boolean>(param: Param<T>, fallback: T): DefaultedParam<T> {
+  return { limits: { ...param.limits, optional: true, default: fallback }, parse: (value, field) => (isBlank(value) ? fallback : param.parse(value, field)), defaulted: true };
 }
 
 /** A text or number shown in the editor with this label. */

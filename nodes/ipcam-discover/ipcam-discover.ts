@@ -1,7 +1,8 @@
-import { checkInterface, DISCOVERY_DURATION, DISCOVERY_IDENTIFY, parseTargets, type DiscoveryTarget } from '../../lib/discovery/probe';
+import { checkInterface, parseTargets, type DiscoveryTarget } from '../../lib/discovery/probe';
 import { cleared, found, searching } from '../../lib/status/status';
 import { IpcamError } from '../../lib/errors/errors';
-import { refusedSetting, settingsProblem } from '../../lib/settings';
+import { parseSettings, refusedSetting } from '../../lib/settings';
+import type { StoredSettings } from '../../lib/node-spec';
 import { refuseEveryInput, reportFailure } from '../action';
 import { search } from '../discovery-search';
 import type { Node, NodeAPI, NodeDef } from '../red';
@@ -33,9 +34,9 @@ interface SearchSettings {
  * a rule of the setting but the machine's state, which can change after the deploy (a flow
  * started at boot before DHCP gave the address): each search checks it.
  */
-function searchSettings(def: DiscoverDef): SearchSettings | IpcamError {
-  const refused = settingsProblem(spec, def);
-  if (refused) return refused;
+function searchSettings(def: DiscoverDef & StoredSettings): SearchSettings | IpcamError {
+  const parsed = parseSettings(spec.settings, def);
+  if (parsed.refused) return parsed.refused;
   let targets: DiscoveryTarget[];
   try {
     targets = parseTargets(def.targets, 'Targets');
@@ -43,8 +44,7 @@ function searchSettings(def: DiscoverDef): SearchSettings | IpcamError {
     if (!(err instanceof IpcamError)) throw err;
     return refusedSetting('targets', def.targets, err.message, undefined);
   }
-  // Within their rules (checked above): blank takes the default.
-  return { durationS: DISCOVERY_DURATION.parse(def.duration, 'Duration'), identify: DISCOVERY_IDENTIFY.parse(def.identify, 'Identify'), targets };
+  return { durationS: parsed.settings.duration, identify: parsed.settings.identify, targets };
 }
 
 /**
@@ -52,7 +52,7 @@ function searchSettings(def: DiscoverDef): SearchSettings | IpcamError {
  * time: an input while one runs is EINPUT. Closing the node ends its search and its socket.
  */
 export = function register(RED: NodeAPI): void {
-  function IpcamDiscoverNode(this: Node<DiscoverCredentials>, def: DiscoverDef): void {
+  function IpcamDiscoverNode(this: Node<DiscoverCredentials>, def: DiscoverDef & StoredSettings): void {
     RED.nodes.createNode(this, def);
     const settings = searchSettings(def);
     if (settings instanceof IpcamError) return refuseEveryInput(this, settings);

@@ -2,8 +2,10 @@ import { DISCOVERY_DURATION, DISCOVERY_IDENTIFY, DISCOVERY_INTERFACE, DISCOVERY_
 import type { NodeSpec } from '../../lib/node-spec';
 import { optional } from '../../lib/input/params';
 
-export const spec: NodeSpec = {
+const settings = { duration: DISCOVERY_DURATION, interface: optional(DISCOVERY_INTERFACE), targets: optional(DISCOVERY_TARGETS), identify: DISCOVERY_IDENTIFY };
+
+export const spec: NodeSpec<typeof settings> = {
   type: 'ipcam-discover',
-  settings: { duration: DISCOVERY_DURATION, interface: optional(DISCOVERY_INTERFACE), targets: optional(DISCOVERY_TARGETS), identify: DISCOVERY_IDENTIFY },
+  settings,
   status: ['searching', 'found', 'failed'],
 };

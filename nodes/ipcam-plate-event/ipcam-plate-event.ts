@@ -2,9 +2,12 @@ import { createSocket } from 'node:dgram';
 import { isIP } from 'node:net';
 import { DedupWindow } from '../../lib/events/dedup';
 import { LatestThrottle } from '../../lib/events/throttle';
-import { groupFilter, inGroups, listFilter, senderFilter } from '../../lib/events/filter';
+import { inGroups, senderFilter } from '../../lib/events/filter';
 import type { DevicePost, PlateDetection } from '../../lib/events/parse';
-import { IMAGE_MODES, plateMessage } from '../../lib/events/plate-message';
+import { plateMessage } from '../../lib/events/plate-message';
+import type { StoredSettings } from '../../lib/node-spec';
+import { parseSettings } from '../../lib/settings';
+import { spec } from './spec';
 import { IpcamError } from '../../lib/errors/errors';
 import { alive, badSetting, cleared, listenerState, noServer, plateSeen, type Status } from '../../lib/status/status';
 import { setHttpPostConfig } from '../../lib/ops/http-post';
@@ -16,10 +19,6 @@ interface PlateEventDef extends NodeDef {
   server?: string;
   device?: string;
   match?: string;
-  lists?: string | string[];
-  groups?: string;
-  dedup?: string | number;
-  images?: string;
 }
 
 /** Plate and keep-alive statuses: at most one a second, the latest shown (see `LatestThrottle`). */
@@ -32,7 +31,7 @@ function otherMessage(post: Exclude<DevicePost, PlateDetection>, sender: string)
 }
 
 export = function register(RED: NodeAPI): void {
-  function IpcamPlateEventNode(this: Node, def: PlateEventDef): void {
+  function IpcamPlateEventNode(this: Node, def: PlateEventDef & StoredSettings): void {
     RED.nodes.createNode(this, def);
     const config = def.server ? (RED.nodes.getNode(def.server) as EventServerConfigNode | null) : null;
     if (!config?.server) {
@@ -40,24 +39,16 @@ export = function register(RED: NodeAPI): void {
       this.error(config?.problem ?? 'No event server configured: choose an ipcam-event-server');
       return;
     }
-    let lists: ReturnType<typeof listFilter>;
-    let groups: ReturnType<typeof groupFilter>;
-    try {
-      lists = listFilter(def.lists);
-    } catch (err) {
-      this.status(badSetting('list filter'));
-      this.error((err as Error).message);
+    // Parsed once, on deploy: a filter out of its rules is a red status naming it, and no plate
+    // passes a filter it could not read.
+    const parsed = parseSettings(spec.settings, def);
+    if (parsed.refused) {
+      this.status(badSetting(parsed.setting === 'lists' ? 'list filter' : parsed.setting === 'groups' ? 'group filter' : undefined));
+      this.error(parsed.refused.message);
       return;
     }
-    try {
-      groups = groupFilter(def.groups);
-    } catch (err) {
-      this.status(badSetting('group filter'));
-      this.error((err as Error).message);
-      return;
-    }
-    const images = IMAGE_MODES.find((mode) => mode === def.images) ?? 'none';
-    const dedupMs = Math.max(0, Number(def.dedup) || 0) * 1000;
+    const { lists, groups, images } = parsed.settings;
+    const dedupMs = parsed.settings.dedup * 1000;
     // No window, no key: nothing is built per plate for a check that admits everything.
     const dedup = dedupMs > 0 ? new DedupWindow(dedupMs) : undefined;
     const deviceNode = def.device ? (RED.nodes.getNode(def.device) as DeviceConfigNode | null) : null;
@@ -103,7 +94,7 @@ export = function register(RED: NodeAPI): void {
       done();
     });
   }
-  RED.nodes.registerType('ipcam-plate-event', IpcamPlateEventNode as (this: never, def: never) => void);
+  RED.nodes.registerType(spec.type, IpcamPlateEventNode as (this: never, def: never) => void);
 
   // "Send this server to the device": points a deployed device at a deployed event server.
   RED.httpAdmin.post('/ipcam-plate-event/configure-device', RED.auth.needsPermission('ipcam-plate-event.write'), (req: AdminRequest, res: AdminResponse) => {

@@ -1,12 +1,13 @@
 import { DEDUP_SETTING } from '../../lib/events/dedup';
-import { GROUPS_SETTING } from '../../lib/events/filter';
-import { LIST_TYPES } from '../../lib/events/parse';
+import { GROUP_FILTER, LIST_FILTER } from '../../lib/events/filter';
 import { IMAGE_MODES } from '../../lib/events/plate-message';
 import type { NodeSpec } from '../../lib/node-spec';
-import { oneOf } from '../../lib/input/params';
+import { oneOf, withDefault } from '../../lib/input/params';
 
-export const spec: NodeSpec = {
+const settings = { lists: LIST_FILTER, groups: GROUP_FILTER, dedup: DEDUP_SETTING, images: withDefault(oneOf(IMAGE_MODES), 'none') };
+
+export const spec: NodeSpec<typeof settings> = {
   type: 'ipcam-plate-event',
-  settings: { lists: oneOf(LIST_TYPES), groups: GROUPS_SETTING, dedup: DEDUP_SETTING, images: oneOf(IMAGE_MODES) },
+  settings,
   status: ['starting', 'listening', 'plateSeen', 'alive', 'listenFailed', 'noServer', 'badSetting', 'stopped'],
 };
