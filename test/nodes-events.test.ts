@@ -21,7 +21,7 @@ import eventServerNode from '../nodes/ipcam-event-server/ipcam-event-server';
 import plateEventNode from '../nodes/ipcam-plate-event/ipcam-plate-event';
 import type { EventServerConfigNode } from '../nodes/event-config';
 import type { NodeMessage, NodeStatus } from '../nodes/red';
-import { CAPTURES, SIM_PASSWORD, SIM_USER, jpegGrownTo } from './helpers';
+import { CAPTURES, SIM_PASSWORD, SIM_USER, jpegGrownTo, waitFor } from './helpers';
 import { cameraPlateWithDirection, mixedConnection, postOnOneConnection, recorderPlateInGroup } from './real-forms';
 import {
   DEVICE,
@@ -1170,6 +1170,22 @@ describe('ipcam-event-server + ipcam-plate-event nodes', function () {
       assert.ok(Array.isArray(items) && items.length === 1, `eventInfo.item: ${JSON.stringify(items)}`);
       out.assertDrained();
     });
+
+    for (const [what, settings] of [
+      ['a dedup that is no number', { dedup: 'ten' }],
+      ['a dedup above a day', { dedup: '86401' }],
+      ['an unknown images mode', { images: 'full' }],
+    ] as const) {
+      it(`${what} is a red bad setting status and an error naming it`, async function () {
+        const port = await closedPort();
+        await deploy(eventFlow([serverDef(port)], [[PE, settings]]));
+        const s = await waitForStatus(PE, (st) => st.text === 'bad setting', 'bad setting');
+        assert.deepEqual([s.fill, s.shape], ['red', 'ring']);
+        const [name] = Object.keys(settings);
+        const named = new RegExp(`the setting ${name} `);
+        await waitFor(`an error naming ${name}`, () => logTexts().some((t) => named.test(t)));
+      });
+    }
 
     it('an invalid groups setting is a red bad group filter status and an error, no crash', async function () {
       const port = await closedPort();

@@ -326,6 +326,12 @@ describe('stream nodes: ipcam-input-monitor and ipcam-detection-stream', functio
       await assertRejectedSettings('mon', /Ports \(each id\) must be a whole number from 1 to 999, got "a"/);
     });
 
+    it('rejects an unknown Kind on deploy, naming the nearest, before sending anything', async function () {
+      await deploy([monitorDef('mon', { kind: 'inputs' })]);
+      await assertRejectedSettings('mon', /Kind must be one of input, output, got "inputs" \(nearest valid value: "input"\)/);
+      assert.equal(lastStatus('mon').text, 'EINPUT: kind input?');
+    });
+
     it('bad ports at deploy: every message then gets that EINPUT at the Catch node, nothing sent', async function () {
       const { out, caught } = await deploy([monitorDef('mon', { ports: 'a,b' })]);
       await assertRejectedSettings('mon', /Ports \(each id\) must be a whole number from 1 to 999, got "a"/);
