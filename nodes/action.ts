@@ -57,6 +57,7 @@ export function startAction<S extends SettingRules, P, I, R, K>(
     throw err;
   }
   const keeper = spec.keep;
+  // A spec without `keep` has K undefined (defineAction's default): nothing is kept.
   const kept = keeper?.open(plan, (text) => node.warn(text)) as K;
   let holds = 0;
   // `none`: the payload is set aside unread (its value is the parsed Overrides setting).

@@ -8,6 +8,7 @@ import { componentsOf, discoveryConfig, droppedComponents } from '../lib/ha/disc
 import { haEntities, platformOfKey } from '../lib/ha/entities';
 import { PacedQueue, TokenBucket } from '../lib/ha/rate';
 import { haSettings } from '../lib/ha/settings';
+import { IpcamError } from '../lib/errors/errors';
 import { HaTopics, objectIdOf } from '../lib/ha/topics';
 
 const topics = new HaTopics('homeassistant', 'ipcam', 'ipcam_cam');
@@ -24,6 +25,17 @@ describe('lib/ha', function () {
     assert.deepEqual({ ...s }, { prefix: 'homeassistant', base: 'ipcam', relays: [], pulse: 500, inputs: [], snapshot: 'none', plates: undefined, server: false });
     for (const base of ['a/#', 'a/+/b', 'a//b', '/a', 'a b', 'x'.repeat(65)]) assert.throws(() => haSettings({ base }), /Base topic/);
     assert.throws(() => haSettings({ relays: '1,100' }), /Relays/);
+  });
+
+  it('settings: a refused one is the EINPUT of every node setting, naming it and its nearest valid value', function () {
+    assert.throws(() => haSettings({ pulse: '0' }), (err: unknown) => {
+      assert.ok(err instanceof IpcamError);
+      assert.equal(err.code, 'EINPUT');
+      assert.match(err.message, /^Pulse \(ms\) must be a whole number from 1 to 3600000, got "0" \(nearest valid value: "1"\); nothing is sent until the setting pulse "0" is changed and deployed$/);
+      assert.equal(err.brief, 'pulse 1?');
+      return true;
+    });
+    assert.throws(() => haSettings({ snapshot: 'plates' }), /Picture must be one of none, plate, got "plates" \(nearest valid value: "plate"\)/);
   });
 
   it('reads only the commands the settings name, with their exact payloads', function () {

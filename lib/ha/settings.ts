@@ -5,7 +5,9 @@
 import { MAX_ID } from '../ops/io';
 import { PLATE_GROUP } from '../ops/plate-input';
 import { OUTPUT_MAX, RELAY_SETTINGS } from '../ops/relay';
-import { idList, oneOf, optional, text, withDefault } from '../input/params';
+import { idList, labelled, oneOf, optional, text, withDefault } from '../input/params';
+import type { StoredSettings } from '../node-spec';
+import { parseSettings } from '../settings';
 
 /** Topic levels of letters, digits, `_` and `-`, separated by `/`: no wildcard, no empty level, nothing private. */
 const TOPIC_ROOT = text({
@@ -21,13 +23,13 @@ export const HA_SNAPSHOT = ['none', 'plate'] as const;
 export type HaSnapshot = (typeof HA_SNAPSHOT)[number];
 
 export const HA_SETTINGS = {
-  prefix: withDefault(TOPIC_ROOT, 'homeassistant'),
-  base: withDefault(TOPIC_ROOT, 'ipcam'),
-  relays: optional(idList({ min: 1, max: OUTPUT_MAX, maxCount: HA_MAX_PORTS })),
-  pulse: withDefault(RELAY_SETTINGS.pulse, 500),
-  inputs: optional(idList({ min: 1, max: MAX_ID, maxCount: HA_MAX_PORTS })),
-  snapshot: withDefault(oneOf(HA_SNAPSHOT), 'none'),
-  plates: optional(PLATE_GROUP),
+  prefix: labelled(withDefault(TOPIC_ROOT, 'homeassistant'), 'Discovery prefix'),
+  base: labelled(withDefault(TOPIC_ROOT, 'ipcam'), 'Base topic'),
+  relays: labelled(optional(idList({ min: 1, max: OUTPUT_MAX, maxCount: HA_MAX_PORTS })), 'Relays'),
+  pulse: labelled(withDefault(RELAY_SETTINGS.pulse, 500), 'Pulse (ms)'),
+  inputs: labelled(optional(idList({ min: 1, max: MAX_ID, maxCount: HA_MAX_PORTS })), 'Inputs'),
+  snapshot: labelled(withDefault(oneOf(HA_SNAPSHOT), 'none'), 'Picture'),
+  plates: labelled(optional(PLATE_GROUP), 'Plate group'),
 };
 
 /** The checked settings. `server` says only whether plates are bridged: the node holds the listener. */
@@ -45,7 +47,7 @@ export interface HaSettings {
 }
 
 /** What a flow stores (strings, blanks, absent keys of an older flow). */
-export interface HaSettingsInput {
+export interface HaSettingsInput extends StoredSettings {
   prefix?: unknown;
   base?: unknown;
   relays?: unknown;
@@ -56,16 +58,18 @@ export interface HaSettingsInput {
   server?: unknown;
 }
 
-/** The settings as the node runs them; the EINPUT of the first bad one (its field's label). */
+/**
+ * The settings as the node runs them, parsed on deploy by the rules of its spec (parseSettings):
+ * the EINPUT of the first bad one names it and its nearest valid value.
+ */
 export function haSettings(def: HaSettingsInput): HaSettings {
+  const parsed = parseSettings(HA_SETTINGS, def);
+  if (parsed.refused) throw parsed.refused;
+  const s = parsed.settings;
   return {
-    prefix: HA_SETTINGS.prefix.parse(def.prefix, 'Discovery prefix'),
-    base: HA_SETTINGS.base.parse(def.base, 'Base topic'),
-    relays: [...(HA_SETTINGS.relays.parse(def.relays, 'Relays') ?? [])].sort((a, b) => a - b),
-    pulse: HA_SETTINGS.pulse.parse(def.pulse, 'Pulse (ms)'),
-    inputs: [...(HA_SETTINGS.inputs.parse(def.inputs, 'Inputs') ?? [])].sort((a, b) => a - b),
-    snapshot: HA_SETTINGS.snapshot.parse(def.snapshot, 'Picture'),
-    plates: HA_SETTINGS.plates.parse(def.plates, 'Plate group'),
+    ...s,
+    relays: [...(s.relays ?? [])].sort((a, b) => a - b),
+    inputs: [...(s.inputs ?? [])].sort((a, b) => a - b),
     server: typeof def.server === 'string' && def.server.trim() !== '',
   };
 }

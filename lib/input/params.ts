@@ -382,8 +382,8 @@ export function withDefault<T extends string | number | boolean>(param: Param<T>
 }
 
 /** A text or number shown in the editor with this label. */
-export function labelled<T>(param: Param<T>, label: string): Param<T> {
-  return { limits: { ...param.limits, label }, parse: param.parse };
+export function labelled<P extends Param<unknown>>(param: P, label: string): P {
+  return { ...param, limits: { ...param.limits, label } };
 }
 
 /**
