@@ -1,8 +1,8 @@
 /**
  * The mechanism of the node settings: each node folder's spec (nodes/<type>/spec.ts, NodeSpec)
  * names its settings with the parsers of lib that check them (each range and allowed value written
- * once, in the lib module that owns it), `settingsProblem` refuses a deployed setting out of them,
- * and `settingsLimits` is what `scripts/build.js` writes from every spec into the editor's
+ * once, in the lib module that owns it), `parseSettings` reads a deployed node's settings by them
+ * into typed values (or refuses the first one out of them), and `settingsLimits` is what `scripts/build.js` writes from every spec into the editor's
  * generated rules file. A dialog marks a bad value with exactly the limits the runtime enforces.
  */
 import { CGI_MOVES, PRESET_MAX, PRESET_NAME_FORBIDDEN, PRESET_NAME_MAX, TOUR_MAX } from './ops/ptz-cgi';
@@ -121,9 +121,4 @@ export function parseSettings<S extends SettingRules>(
     }
   }
   return { settings: settings as SettingsOf<S> };
-}
-
-/** The first setting of a node that its spec's rules refuse (see parseSettings), or undefined. */
-export function settingsProblem(spec: NodeSpec, stored: StoredSettings): IpcamError | undefined {
-  return parseSettings(spec.settings, stored).refused;
 }
