@@ -2,8 +2,9 @@
  * The mechanism of the node settings: each node folder's spec (nodes/<type>/spec.ts, NodeSpec)
  * names its settings with the parsers of lib that check them (each range and allowed value written
  * once, in the lib module that owns it), `parseSettings` reads a deployed node's settings by them
- * into typed values (or refuses the first one out of them), and `settingsLimits` is what `scripts/build.js` writes from every spec into the editor's
- * generated rules file. A dialog marks a bad value with exactly the limits the runtime enforces.
+ * into typed values (or refuses the first one out of them), and `settingsLimits` is what
+ * `scripts/build.js` writes from every spec into the editor's generated rules file. A dialog
+ * marks a bad value with exactly the limits the runtime enforces.
  */
 import { CGI_MOVES, PRESET_MAX, PRESET_NAME_FORBIDDEN, PRESET_NAME_MAX, TOUR_MAX } from './ops/ptz-cgi';
 import { echo } from './errors/echo';

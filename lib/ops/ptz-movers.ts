@@ -1,5 +1,5 @@
 import { CgiPtzMover } from './ptz-cgi';
-import { PtzMover } from './ptz-mover';
+import { PtzMover, type PtzMove } from './ptz-mover';
 import type { PtzListEntry } from './ptz-presets';
 import { DeviceClient } from '../transport/client';
 
@@ -37,14 +37,14 @@ export class PtzMovers {
    * Sends one command with the mover of `client`. A timed move's answer comes when the move has
    * ended (its Stop answered), so that a move chained on the output never races the Stop.
    */
-  async move(client: DeviceClient, request: Record<string, unknown>, signal: AbortSignal, device: { borrowed: boolean; hold: Hold }): Promise<PtzDone> {
+  async move(client: DeviceClient, request: PtzMove, signal: AbortSignal, device: { borrowed: boolean; hold: Hold }): Promise<PtzDone> {
     const mover = this.moverFor(client, device);
     try {
       if (mover instanceof CgiPtzMover) {
         const command = await mover.move(request, signal, { untilEnded: true });
         return { action: command.action === 'move' ? command.move : command.action };
       }
-      const outcome = await mover.move({ action: request['action'], ...request }, signal, { untilEnded: true });
+      const outcome = await mover.move(request, signal, { untilEnded: true });
       return outcome.list ? { action: outcome.action, list: outcome.list, kind: outcome.action === 'listTours' ? 'tours' : 'presets' } : { action: outcome.action };
     } finally {
       // A command that moved nothing (a list, a bad input) leaves a borrowed mover idle.

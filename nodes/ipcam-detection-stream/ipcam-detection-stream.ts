@@ -28,10 +28,9 @@ function emitter(policy: DetectionEmit): (levels: DetectionLevel[]) => boolean {
 export = function register(RED: NodeAPI): void {
   function IpcamDetectionStreamNode(this: Node, def: NodeDef & StoredSettings): void {
     RED.nodes.createNode(this, def);
-    // Emit is not a setting of single mode (its dialog hides the row): a stale value there must
-    // not stop the node. Every other setting is parsed once, here, on deploy.
-    const single = parseSettings(spec.settings, def, ['emit']);
-    if (single.settings?.mode === 'single') return startAction(RED, this, singleReading, def, single);
+    // Each mode parses its settings once, on deploy. Emit is not a setting of single mode (its
+    // dialog hides the row): a stale value there must not stop the node.
+    if (def['mode'] === 'single') return startAction(RED, this, singleReading, def, parseSettings(spec.settings, def, ['emit']));
     const parsed = parseSettings(spec.settings, def);
     if (parsed.refused) return refuseStream(this, parsed.refused);
     const type = parsed.settings.detection ?? 'motion';
